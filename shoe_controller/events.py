@@ -1,0 +1,60 @@
+"""The events the table emits, as PUSH_API.md names them, before the journal numbers them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+
+class EventType(StrEnum):
+    """PUSH_API.md "Event types"."""
+
+    CONTROLLER_STARTED = "controller.started"
+    DEVICE_CONNECTED = "device.connected"
+    DEVICE_LOST = "device.lost"
+    DEVICE_FAULT = "device.fault"
+    DEVICE_FAULT_CLEARED = "device.fault_cleared"
+    SHOE_SHUFFLED = "shoe.shuffled"
+    SHOE_CUT = "shoe.cut"
+    SHOE_BURNED = "shoe.burned"
+    SHOE_CUT_CARD = "shoe.cut_card"
+    SHOE_ENDED = "shoe.ended"
+    ROUND_STARTED = "round.started"
+    CARD_DEALT = "card.dealt"
+    CARD_REVEALED = "card.revealed"
+    CARD_EXTRA = "card.extra"
+    INSURANCE_OFFERED = "insurance.offered"
+    INSURANCE_CLOSED = "insurance.closed"
+    INSURANCE_VOIDED = "insurance.voided"
+    ROUND_RESULT = "round.result"
+    ROUND_VOIDED = "round.voided"
+    PROCEDURE_ALERT = "procedure.alert"
+    SUPERVISOR_ACTION = "supervisor.action"
+    SECURITY_ALERT = "security.alert"
+
+
+def iso_time(at: float) -> str:
+    """PUSH_API.md's time form, UTC with microseconds: 2026-11-30T10:00:00.123456Z."""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event as the table emits it; the journal gives it its `seq` and `id`."""
+
+    type: EventType
+    at: str
+    shoe: int | None
+    round: int | None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": str(self.type),
+            "at": self.at,
+            "shoe": self.shoe,
+            "round": self.round,
+            "data": self.data,
+        }
