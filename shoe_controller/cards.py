@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import IntEnum
 
 
 class CardError(ValueError):
     """A card notation or number that names no card."""
 
 
-class Suit(Enum):
+class Suit(IntEnum):
     """Suits in the protocol's numbering (PROTOCOL.md: 0 ♠ S, 1 ♥ H, 2 ♦ D, 3 ♣ C)."""
 
     S = 0

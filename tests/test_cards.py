@@ -116,3 +116,11 @@ def test_card_rejects_bad_values() -> None:
         Card(0, Suit.S)
     with pytest.raises(CardError):
         Card(3, "S")  # type: ignore[arg-type]
+
+
+def test_cards_sort_by_rank_then_suit() -> None:
+    assert sorted([Card(1, Suit.H), Card(1, Suit.S), Card(2, Suit.S)]) == [
+        Card(1, Suit.S),
+        Card(1, Suit.H),
+        Card(2, Suit.S),
+    ]
