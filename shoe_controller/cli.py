@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from drivers.monitor import monitor_command
 from shoe_controller import __version__
 from shoe_controller.odds import odds_command
 
@@ -15,3 +16,4 @@ def main() -> None:
 
 
 main.add_command(odds_command)
+main.add_command(monitor_command)

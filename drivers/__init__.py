@@ -1,0 +1,1 @@
+"""Device drivers: the shoe link protocol, byte transports, device adapters and simulators."""

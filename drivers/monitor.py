@@ -1,0 +1,366 @@
+"""The technician's device monitor: connect to one device and print every decoded input.
+
+`shoe-controller monitor --protocol slp|beetek|linecode --port URL ...` (like gpsmon). It opens
+the port with the project's transports, decodes with the same link, adapters and translators
+as the daemon, and prints one line per input (with `--json` one JSON object per line, see
+docs/drivers.md "Monitor"), then statistics on exit (Ctrl-C, SIGTERM, `--count`, `--seconds`).
+It stores nothing, so it ACKs every reference-protocol frame at once. Port URLs are pyserial's
+(`/dev/ttyUSB0`, `socket://host:port`, `rfc2217://...`) or `usb:VID:PID[:SERIAL]` (hex ids).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+
+from drivers import messages as m
+from drivers.adapters import DEFAULT_BAUD as ASCII_BAUD
+from drivers.adapters.beetek import BeetekAdapter
+from drivers.adapters.linecode import LineCodeAdapter
+from drivers.link import HostLink
+from drivers.registry import DeckRegistry, RegistryError
+from drivers.scanner import KINDS, ScannerTranslator
+from drivers.shuffler import ShufflerTranslator
+from drivers.transports import (
+    DEFAULT_BAUDRATE as SLP_BAUD,
+)
+from drivers.transports import (
+    SerialTransport,
+    Transport,
+    TransportError,
+    UsbTransport,
+)
+from shoe_controller.inputs import (
+    CardDrawn,
+    CardsMissed,
+    CutCardSeen,
+    DeviceFault,
+    DeviceFaultCleared,
+    Input,
+    input_to_json,
+)
+
+PROTOCOLS = ("slp", "beetek", "linecode")
+CARD_FLAGS = ("face_up", "low_confidence", "multi", "burn", "foreign", "duplicate")
+SILENCE_TIMEOUT = 3.0  # PROTOCOL.md: a reference device is silent after 3 s without a frame
+BACKOFF_INITIAL, BACKOFF_MAX = 0.5, 10.0
+
+
+def input_record(item: Input) -> dict[str, Any]:
+    """The monitor's JSON form of an input: the journal's, with a card's booleans as `flags`."""
+    record = input_to_json(item)
+    if isinstance(item, CardDrawn):
+        record["flags"] = [name for name in CARD_FLAGS if record.pop(name)]
+        for optional in ("counter", "uid"):
+            if record[optional] is None:
+                del record[optional]
+    return record
+
+
+def describe(item: Input) -> str:
+    """One readable line for an input."""
+    stamp = (
+        time.strftime("%H:%M:%S", time.localtime(item.at)) + f".{int(item.at * 1000) % 1000:03d}"
+    )
+    device = getattr(item, "device", "")
+    if isinstance(item, CardDrawn):
+        card = str(item.card) if item.card is not None else "??"
+        parts = [f"card {card}"]
+        if item.counter is not None:
+            parts.append(f"#{item.counter}")
+        if item.uid is not None:
+            parts.append(f"uid {item.uid}")
+        parts += [name.upper() for name in CARD_FLAGS if getattr(item, name)]
+        text = " ".join(parts)
+    elif isinstance(item, CardsMissed):
+        text = f"MISSED {item.count} card(s) after #{item.after_counter}"
+    elif isinstance(item, CutCardSeen):
+        text = f"cut card after #{item.counter}"
+    elif isinstance(item, DeviceFault):
+        text = f"FAULT 0x{item.code:04X} severity {item.severity}: {item.text}"
+    elif isinstance(item, DeviceFaultCleared):
+        text = f"fault 0x{item.code:04X} cleared"
+    else:
+        fields = {k: v for k, v in input_record(item).items() if k not in ("type", "at", "device")}
+        text = item.TYPE + " " + " ".join(f"{k}={v}" for k, v in fields.items())
+    return f"{stamp} {device} {text}".rstrip()
+
+
+def open_transport(url: str, baud: int) -> Transport:
+    """`usb:VID:PID[:SERIAL]` (hex ids) or any pyserial URL."""
+    if url.startswith("usb:"):
+        parts = url.split(":")
+        if len(parts) not in (3, 4):
+            raise click.BadParameter(f"{url!r}: expected usb:VID:PID[:SERIAL]", param_hint="--port")
+        try:
+            vid, pid = int(parts[1], 16), int(parts[2], 16)
+        except ValueError:
+            raise click.BadParameter(f"{url!r}: VID and PID are hex", param_hint="--port") from None
+        return UsbTransport(vid, pid, serial_number=parts[3] if len(parts) == 4 else None)
+    return SerialTransport(url, baudrate=baud)
+
+
+@dataclass(slots=True)
+class Session:
+    """What the monitor counts across reconnects."""
+
+    opens: int = 0
+    open_failures: int = 0
+    losses: int = 0
+    silences: int = 0
+    inputs: int = 0
+    last_error: str | None = None
+    types: dict[str, int] = field(default_factory=dict)
+
+
+class Monitor:
+    """One device: a protocol object (link or adapter), its translator, a printer."""
+
+    def __init__(
+        self,
+        protocol: str,
+        transport: Transport,
+        *,
+        kind: str | None,
+        registry: DeckRegistry | None,
+        device: str | None,
+        emit: Callable[[dict[str, Any], str], None],
+        heartbeats: bool = False,
+    ) -> None:
+        self.protocol_name = protocol
+        self.transport = transport
+        self.emit = emit
+        self.heartbeats = heartbeats
+        self.session = Session()
+        self.stopping = False
+        name = device or ("shuffler" if kind in ("shuffler", "shuffler_dealer") else "scanner")
+        self.device = name
+        self.link: HostLink | None = None
+        self.adapter: BeetekAdapter | LineCodeAdapter | None = None
+        if protocol == "slp":
+            self.link = HostLink()
+            if kind in ("rfid", "optical"):
+                self.translator: Any = ScannerTranslator(device=name, registry=registry, kind=kind)
+            else:  # a shuffler's translator also deals (kind 4), so it takes any device
+                self.translator = ShufflerTranslator(device=name, registry=registry, kind=kind)
+        else:
+            cls = BeetekAdapter if protocol == "beetek" else LineCodeAdapter
+            self.adapter = cls(device=name, kind=kind or "optical")
+        protocol = self.link if self.link is not None else self.adapter
+        assert protocol is not None
+        self._protocol: HostLink | BeetekAdapter | LineCodeAdapter = protocol
+
+    def run(self, *, count: int | None, seconds: float | None) -> None:
+        """Connect, print, reconnect with backoff, until stopped, `count` inputs or `seconds`."""
+        deadline = None if seconds is None else time.monotonic() + seconds
+        self._count = count
+        backoff = BACKOFF_INITIAL
+        while not self._done(deadline):
+            try:
+                self.transport.open()
+            except TransportError as error:
+                self.session.open_failures += 1
+                self.session.last_error = str(error)
+                self._status("open_failed", str(error))
+                self._sleep(backoff, deadline)
+                backoff = min(backoff * 2, BACKOFF_MAX)
+                continue
+            backoff = BACKOFF_INITIAL
+            self.session.opens += 1
+            self._status("connected", self.transport.name)
+            try:
+                self._connected_session(deadline)
+            except TransportError as error:
+                self.session.losses += 1
+                self.session.last_error = str(error)
+                self._status("lost", str(error))
+            finally:
+                self._protocol.connection_lost()
+                self.transport.close()
+            if not self._done(deadline):
+                self._sleep(backoff, deadline)
+        if self.adapter is not None:  # a message cut off by the end of the connection
+            for reading in self.adapter.poll(time.monotonic()):
+                self._show(self.adapter.translate(reading, time.time()))
+
+    def statistics(self) -> dict[str, Any]:
+        session = self.session
+        out: dict[str, Any] = {
+            "type": "stats",
+            "protocol": self.protocol_name,
+            "port": self.transport.name,
+            "connection": {
+                "opens": session.opens,
+                "open_failures": session.open_failures,
+                "losses": session.losses,
+                "silences": session.silences,
+                "last_error": session.last_error,
+            },
+            "inputs": session.inputs,
+            "by_type": dict(sorted(session.types.items())),
+        }
+        if self.link is not None:
+            out["link"] = self.link.stats.as_dict()
+            scanner = getattr(self.translator, "dealer", self.translator)
+            out["translator"] = {
+                "kind": self.translator.kind,
+                "last_counter": scanner.last_counter,
+                "uids_seen": scanner.uids_seen,
+            }
+        if self.adapter is not None:
+            out["adapter"] = self.adapter.stats.as_dict()
+        return out
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _connected_session(self, deadline: float | None) -> None:
+        link, adapter = self.link, self.adapter
+        if link is not None:
+            link.connection_made()
+        if adapter is not None:
+            self._show(adapter.connected(time.time()))
+        last_frames, last_activity = -1, time.monotonic()
+        while not self._done(deadline):
+            data = self.transport.read()
+            now = time.monotonic()
+            if link is not None:
+                for delivery in link.receive_data(data) if data else []:
+                    self._message(delivery.message)
+                    link.ack(delivery.handle)  # stored nothing, so nothing to wait for
+                link.poll(now)
+                if link.frames_received != last_frames:
+                    last_frames, last_activity = link.frames_received, now
+                elif now - last_activity > SILENCE_TIMEOUT:
+                    self.session.silences += 1
+                    raise TransportError(f"no frame for {now - last_activity:.1f} s")
+                outgoing = link.bytes_to_send()
+            else:
+                assert adapter is not None
+                readings = adapter.receive_data(data) if data else []
+                readings += adapter.poll(now)
+                for reading in readings:
+                    self._show(adapter.translate(reading, time.time()))
+                outgoing = adapter.bytes_to_send()
+            if outgoing:
+                self.transport.write(outgoing)
+
+    def _message(self, message: m.Message) -> None:
+        if isinstance(message, m.Heartbeat) and self.heartbeats:
+            self.emit({"type": "heartbeat", "uptime_ms": message.uptime_ms}, "heartbeat")
+        self._show(self.translator.translate(message, time.time()))
+
+    def _show(self, items: list[Input]) -> None:
+        for item in items:
+            if self._count is not None and self.session.inputs >= self._count:
+                return
+            self.session.inputs += 1
+            self.session.types[item.TYPE] = self.session.types.get(item.TYPE, 0) + 1
+            self.emit(input_record(item), describe(item))
+
+    def _status(self, status: str, detail: str | None) -> None:
+        self.emit({"type": "link", "status": status, "detail": detail}, f"-- {status}: {detail}")
+
+    def _done(self, deadline: float | None) -> bool:
+        if self.stopping:
+            return True
+        if self._count is not None and self.session.inputs >= self._count:
+            return True
+        return deadline is not None and time.monotonic() >= deadline
+
+    def _sleep(self, seconds: float, deadline: float | None) -> None:
+        end = time.monotonic() + seconds
+        while not self._done(deadline) and time.monotonic() < end:
+            time.sleep(min(0.05, max(0.0, end - time.monotonic())))
+
+
+@contextmanager
+def _stop_on_signals(monitor: Monitor) -> Iterator[None]:
+    """SIGTERM and SIGINT end the monitor after the current read (statistics still print)."""
+
+    def stop(_signum: int, _frame: object) -> None:
+        monitor.stopping = True
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _printer(as_json: bool, out: TextIO) -> Callable[[dict[str, Any], str], None]:
+    def emit(record: dict[str, Any], text: str) -> None:
+        out.write((json.dumps(record, ensure_ascii=False) if as_json else text) + "\n")
+        out.flush()
+
+    return emit
+
+
+@click.command("monitor")
+@click.option("--protocol", type=click.Choice(PROTOCOLS), required=True, help="wire protocol")
+@click.option("--port", "url", required=True, help="pyserial URL or usb:VID:PID[:SERIAL]")
+@click.option("--kind", type=click.Choice(KINDS), help="device kind (SLP devices also say it)")
+@click.option(
+    "--registry",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="RFID deck registry directory (without it every UID is shown as foreign)",
+)
+@click.option("--baud", type=int, help=f"serial speed (default {SLP_BAUD} slp, {ASCII_BAUD} ASCII)")
+@click.option("--device", help="device name in the inputs (default scanner or shuffler)")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per line")
+@click.option("--heartbeats", is_flag=True, help="also print SLP heartbeats")
+@click.option("--count", type=click.IntRange(min=1), help="exit after COUNT inputs")
+@click.option("--seconds", type=click.FloatRange(min=0), help="exit after SECONDS")
+def monitor_command(
+    *,
+    protocol: str,
+    url: str,
+    kind: str | None,
+    registry: Path | None,
+    baud: int | None,
+    device: str | None,
+    as_json: bool,
+    heartbeats: bool,
+    count: int | None,
+    seconds: float | None,
+) -> None:
+    """Connect to one device and print every decoded input, one line each."""
+    deck_registry = None
+    if registry is not None:
+        try:
+            deck_registry = DeckRegistry.load(registry)
+        except RegistryError as error:
+            raise click.BadParameter(str(error), param_hint="--registry") from None
+    speed = baud or (SLP_BAUD if protocol == "slp" else ASCII_BAUD)
+    emit = _printer(as_json, sys.stdout)
+    monitor = Monitor(
+        protocol,
+        open_transport(url, speed),
+        kind=kind,
+        registry=deck_registry,
+        device=device,
+        emit=emit,
+        heartbeats=heartbeats,
+    )
+    with _stop_on_signals(monitor):
+        try:
+            monitor.run(count=count, seconds=seconds)
+        finally:
+            stats = monitor.statistics()
+            if as_json:
+                emit(stats, "")
+            else:
+                emit({}, "statistics:\n" + json.dumps(stats, indent=2))
+
+
+if __name__ == "__main__":
+    monitor_command()

@@ -1,0 +1,260 @@
+"""The device monitor as a real process against simulators on real ptys, and its line forms."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from drivers.adapters import GARBLED
+from drivers.monitor import describe, input_record, monitor_command
+from drivers.registry import DeckRegistry
+from drivers.sim import ascii as sim
+from drivers.sim.process import SimProcess
+from shoe_controller.cards import parse_card
+from shoe_controller.inputs import CardDrawn, CardsMissed, DeviceFault
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "config" / "decks"
+MONITOR = (sys.executable, "-m", "drivers.monitor")
+GUARD = 60  # seconds: only so a broken run cannot hang the suite
+
+
+def monitor(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MONITOR, *args],
+        capture_output=True,
+        text=True,
+        timeout=GUARD,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_input_record_collapses_card_flags() -> None:
+    drawn = CardDrawn(at=1.5, device="scanner", card=parse_card("QH"), counter=12, face_up=True)
+    assert input_record(drawn) == {
+        "type": "card",
+        "at": 1.5,
+        "device": "scanner",
+        "card": "QH",
+        "counter": 12,
+        "flags": ["face_up"],
+    }
+    unread = CardDrawn(at=2.0, device="scanner", card=None, uid="0A0B0C0D", foreign=True)
+    record = input_record(unread)
+    assert record["card"] is None
+    assert record["uid"] == "0A0B0C0D"
+    assert record["flags"] == ["foreign"]
+    assert "counter" not in record
+
+
+def test_describe_is_one_readable_line() -> None:
+    lines = [
+        describe(CardDrawn(at=0.0, device="scanner", card=parse_card("TD"), counter=3, multi=True)),
+        describe(CardsMissed(at=0.0, device="scanner", count=2, after_counter=7)),
+        describe(DeviceFault(at=0.0, device="shuffler", code=0x102, severity=3, text="dropped")),
+    ]
+    assert all("\n" not in line for line in lines)
+    assert "card TD #3 MULTI" in lines[0]
+    assert "MISSED 2 card(s) after #7" in lines[1]
+    assert "FAULT 0x0102 severity 3: dropped" in lines[2]
+
+
+def test_beetek_shoe_json_lines() -> None:
+    deal = "burn:AS,4S,10H,unread,alarm:E3 Card Not Read,warn:1,raw: [Game]<Card:ZZ> ,QD"
+    with sim.spawn(
+        "--protocol", "beetek", "--cards", deal, "--pace", "0", "--chunk-max", "3",
+        "--chunk-gap", "0.0005", "--noise", "0.5", "--seed", "2",
+    ) as running:  # fmt: skip
+        result = monitor("--protocol", "beetek", "--port", running.path, "--json", "--count", "9")
+        assert running.wait_done() == 8
+    assert result.returncode == 0, result.stderr
+    lines = json_lines(result.stdout)
+    assert lines[0] == {"type": "link", "status": "connected", "detail": running.path}
+    records = lines[1:-1]
+    assert [r["type"] for r in records] == ["device_connected"] + ["card"] * 4 + ["fault"] * 3 + [
+        "card"
+    ]
+    assert records[0]["vendor"] == "Beetek"
+    cards = [(r["card"], r["flags"]) for r in records if r["type"] == "card"]
+    assert cards == [("AS", ["burn"]), ("4S", []), ("TH", []), (None, []), ("QD", [])]
+    faults = [(r["code"], r["severity"]) for r in records if r["type"] == "fault"]
+    assert faults == [(0x0002, 2), (0x8201, 1), (GARBLED, 2)]
+    assert "[Game]<Card:ZZ>" in records[7]["text"]
+    stats = lines[-1]
+    assert stats["type"] == "stats"
+    assert stats["inputs"] == 9
+    assert stats["adapter"]["cards"] == 4
+    assert stats["adapter"]["unreadable"] == 1
+    assert stats["adapter"]["garbled"] == 1
+
+
+def test_linecode_shoe_text_lines() -> None:
+    expected = sim.shuffled_shoe(1, seed=4)
+    with sim.spawn(
+        "--protocol", "linecode", "--decks", "1", "--seed", "4", "--pace", "0",
+        "--end", "mixed", "--chunk-max", "4", "--chunk-gap", "0.0002",
+    ) as running:  # fmt: skip
+        result = monitor("--protocol", "linecode", "--port", running.path, "--count", "53")
+    assert result.returncode == 0, result.stderr
+    card_lines = [line for line in result.stdout.splitlines() if " card " in line]
+    assert [line.split(" card ")[1].split()[0] for line in card_lines] == [
+        str(card) for card in expected
+    ]
+    assert "statistics:" in result.stdout
+    stats = json.loads(result.stdout.split("statistics:", 1)[1])
+    assert stats["adapter"]["cards"] == 52
+    assert stats["adapter"]["garbled"] == 0
+
+
+def test_reference_protocol_rfid_shoe_with_the_registry(tmp_path: Path) -> None:
+    """helper-1's SLP simulator (another process, real pty): every tag known, counters 1..52."""
+    with SimProcess(
+        "--device", "shoe", "--kind", "rfid", "--decks", "1", "--pace", "0.002", "--seed", "0",
+        directory=tmp_path,
+    ) as device:  # fmt: skip
+        result = monitor(
+            "--protocol", "slp", "--port", device.path, "--kind", "rfid",
+            "--registry", str(SAMPLE), "--json", "--count", "56",
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = json_lines(result.stdout)
+    records = [line for line in lines[:-1] if line["type"] != "link"]
+    assert records[0]["type"] == "device_connected"
+    assert records[0]["kind"] == "rfid"
+    assert records[1] == {**records[1], "type": "shoe_state", "state": "loaded"}
+    cards = [r for r in records if r["type"] == "card"]
+    assert [c["counter"] for c in cards] == list(range(1, 53))
+    assert all(c["card"] is not None and c["flags"] == [] for c in cards)
+    registry = DeckRegistry.load(SAMPLE)
+    assert all(str(registry.lookup(c["uid"]).card) == c["card"] for c in cards)
+    assert len({c["card"] for c in cards}) == 52  # one deck: every card once
+    assert not [r for r in records if r["type"] == "cards_missed"]
+    stats = lines[-1]
+    assert stats["link"]["delivered"] >= 56
+    assert stats["link"]["acks_out"] >= stats["link"]["delivered"]
+    assert stats["translator"]["uids_seen"] == 52
+
+
+def test_without_a_registry_tags_are_shown_as_foreign(tmp_path: Path) -> None:
+    with SimProcess(
+        "--device", "shoe", "--kind", "rfid", "--decks", "1", "--pace", "0.002",
+        directory=tmp_path,
+    ) as device:  # fmt: skip
+        result = monitor("--protocol", "slp", "--port", device.path, "--json", "--count", "5")
+    records = [r for r in json_lines(result.stdout) if r["type"] == "card"]
+    assert records
+    assert all(r["card"] is None and r["flags"] == ["foreign"] and r["uid"] for r in records)
+
+
+def test_sigterm_stops_and_prints_statistics() -> None:
+    with sim.spawn("--protocol", "linecode", "--cards", "AS,QH", "--pace", "0") as running:
+        process = subprocess.Popen(
+            [*MONITOR, "--protocol", "linecode", "--port", running.path, "--json"],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        assert process.stdout is not None
+        guard = threading.Timer(GUARD, process.kill)  # only so a broken run cannot hang
+        guard.start()
+        try:
+            seen = [json.loads(process.stdout.readline()) for _ in range(4)]
+            process.send_signal(signal.SIGTERM)
+            rest, _ = process.communicate(timeout=GUARD)
+        finally:
+            guard.cancel()
+    assert [r.get("card") for r in seen if r["type"] == "card"] == ["AS", "QH"]
+    assert process.returncode == 0
+    stats = json.loads(rest.splitlines()[-1])
+    assert stats["type"] == "stats"
+    assert stats["adapter"]["cards"] == 2
+
+
+def test_a_missing_port_is_retried_until_the_time_is_up(tmp_path: Path) -> None:
+    result = monitor(
+        "--protocol", "beetek", "--port", str(tmp_path / "no-such-tty"), "--json",
+        "--seconds", "0.8",
+    )  # fmt: skip
+    assert result.returncode == 0
+    lines = json_lines(result.stdout)
+    assert lines[0]["status"] == "open_failed"
+    assert "no-such-tty" in lines[0]["detail"]
+    assert lines[-1]["connection"]["open_failures"] >= 1
+    assert lines[-1]["connection"]["opens"] == 0
+
+
+def test_a_bad_registry_is_a_usage_error_naming_the_line(tmp_path: Path) -> None:
+    (tmp_path / "deck.csv").write_text("uid_hex,rank,suit,deck_serial\n0A0B0C0D,99,0,D\n")
+    result = CliRunner().invoke(
+        monitor_command,
+        ["--protocol", "slp", "--port", "loop://", "--registry", str(tmp_path)],
+    )
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'deck.csv'}:2" in result.output
+
+
+@pytest.mark.parametrize("port", ["usb:zz:1", "usb:1234"])
+def test_bad_usb_port_is_a_usage_error(port: str) -> None:
+    result = CliRunner().invoke(monitor_command, ["--protocol", "slp", "--port", port])
+    assert result.exit_code == 2
+    assert "usb:VID:PID" in result.output or "hex" in result.output
+
+
+def test_unplug_and_replug_mid_shoe_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    """The monitor reopens the vanished port with backoff; counters run on without a gap."""
+    with SimProcess(
+        "--device", "shoe", "--kind", "optical", "--manual", "--decks", "1", "--seed", "3",
+        "--pace", "0.01",
+        directory=tmp_path,
+    ) as device:  # fmt: skip
+        process = subprocess.Popen(
+            [*MONITOR, "--protocol", "slp", "--port", device.path, "--json"],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        assert process.stdout is not None
+        guard = threading.Timer(GUARD, process.kill)  # only so a broken run cannot hang
+        guard.start()
+        records: list[dict[str, Any]] = []
+
+        def read_cards(total: int) -> None:
+            while sum(r["type"] == "card" for r in records) < total:
+                records.append(json.loads(process.stdout.readline()))  # type: ignore[union-attr]
+
+        try:
+            read_cards(0)
+            while not any(r.get("state") == "loaded" for r in records):
+                records.append(json.loads(process.stdout.readline()))
+            device.request("deal", count=10)
+            read_cards(10)
+            device.request("unplug", seconds=0.3)
+            device.request("deal", count=10)
+            read_cards(20)
+            process.send_signal(signal.SIGTERM)
+            rest, _ = process.communicate(timeout=GUARD)
+        finally:
+            guard.cancel()
+    statuses = [r["status"] for r in records if r["type"] == "link"]
+    assert statuses[0] == "connected"
+    assert "lost" in statuses
+    assert statuses[-1] == "connected"
+    cards = [r for r in records if r["type"] == "card"]
+    assert [c["counter"] for c in cards] == list(range(1, 21))
+    assert not [r for r in records if r["type"] == "cards_missed"]
+    stats = json.loads(rest.splitlines()[-1])
+    assert stats["connection"]["opens"] >= 2
+    assert stats["connection"]["losses"] >= 1

@@ -1,0 +1,138 @@
+"""The simulated devices behind pyusb's real core (virtual backend), through UsbTransport."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+import usb.core
+import usb.util
+
+from drivers.link import HostLink
+from drivers.messages import Card, DeviceKind, Hello, Message, Shoe, ShoeState
+from drivers.sim.devices import SimConfig, make_device
+from drivers.sim.usb import BULK_IN, BULK_OUT, VirtualUsbBackend, VirtualUsbDevice
+from drivers.transports import ConnectionStatus, DeviceConnection, TransportError, UsbTransport
+
+VID, PID = 0x1209, 0x5CAD
+GUARD = 60.0  # seconds: only stops a hung test
+
+
+def virtual(serial: str, **fields: object) -> VirtualUsbDevice:
+    options: dict[str, object] = {"kind": DeviceKind.OPTICAL_SHOE, "decks": 1, "pace": 0.002}
+    options.update(fields)
+    options["serial"] = serial
+    device = make_device(SimConfig(**options))  # type: ignore[arg-type]
+    return VirtualUsbDevice(device, vid=VID, pid=PID)
+
+
+def counters(received: list[Message]) -> list[int]:
+    return [m.counter for m in received if isinstance(m, Card)]
+
+
+async def consume(
+    connection: DeviceConnection, link: HostLink, on_message: Callable[[list[Message]], bool]
+) -> list[Message]:
+    received: list[Message] = []
+
+    async def loop() -> None:
+        async for delivery in connection.messages():
+            received.append(delivery.message)
+            link.ack(delivery.handle)
+            if on_message(received):
+                connection.stop()
+
+    await asyncio.wait_for(loop(), GUARD)
+    return received
+
+
+def test_pyusb_core_sees_a_vendor_interface_with_bulk_endpoints() -> None:
+    backend = VirtualUsbBackend([virtual("SHOE-7")])
+    device = usb.core.find(idVendor=VID, idProduct=PID, backend=backend)
+    assert device is not None
+    assert (device.serial_number, device.manufacturer) == ("SHOE-7", "shoe-controller")
+    interface = device.get_active_configuration()[(0, 0)]
+    assert interface.bInterfaceClass == 0xFF
+    endpoints = {ep.bEndpointAddress: usb.util.endpoint_type(ep.bmAttributes) for ep in interface}
+    assert endpoints == {
+        BULK_OUT: usb.util.ENDPOINT_TYPE_BULK,
+        BULK_IN: usb.util.ENDPOINT_TYPE_BULK,
+    }
+    assert usb.core.find(idVendor=VID, idProduct=PID + 1, backend=backend) is None
+
+
+def test_serial_number_picks_one_of_several_devices() -> None:
+    backend = VirtualUsbBackend([virtual("A", seed=1), virtual("B", seed=2)])
+    with pytest.raises(TransportError, match="2 devices match"):
+        UsbTransport(VID, PID, backend=backend).open()
+    transport = UsbTransport(VID, PID, serial_number="B", backend=backend)
+    transport.open()
+    try:
+        link = HostLink()
+        hello: Message | None = None
+        for _ in range(100):
+            deliveries = link.receive_data(transport.read())
+            if deliveries:
+                hello = deliveries[0].message
+                break
+        assert isinstance(hello, Hello)
+        assert hello.serial == "B"
+    finally:
+        transport.close()
+    with pytest.raises(TransportError, match="no such USB device"):
+        UsbTransport(VID, PID, serial_number="C", backend=backend).open()
+
+
+def test_the_interface_is_claimed_exclusively() -> None:
+    backend = VirtualUsbBackend([virtual("X")])
+    first, second = UsbTransport(VID, PID, backend=backend), UsbTransport(VID, PID, backend=backend)
+    first.open()
+    try:
+        with pytest.raises(TransportError, match="busy"):
+            second.open()
+    finally:
+        first.close()
+    second.open()  # free again once the first let go
+    second.close()
+
+
+def test_an_unplugged_device_fails_reads_with_a_transport_error() -> None:
+    gadget = virtual("U")
+    transport = UsbTransport(VID, PID, backend=VirtualUsbBackend([gadget]))
+    transport.open()
+    gadget.unplug()
+    with pytest.raises(TransportError, match="read failed"):
+        transport.read()
+    transport.close()
+    with pytest.raises(TransportError):
+        transport.open()
+
+
+def test_eight_deck_shoe_over_usb_with_unplug_and_replug() -> None:
+    gadget = virtual("SHOE-8", decks=8, pace=0.001, kind=DeviceKind.RFID_SHOE)
+    backend = VirtualUsbBackend([gadget])
+    link = HostLink()
+    statuses: list[ConnectionStatus] = []
+    connection = DeviceConnection(
+        UsbTransport(VID, PID, serial_number="SHOE-8", backend=backend),
+        link,
+        backoff_initial=0.05,
+        on_status=lambda status, _: statuses.append(status),
+    )
+    unplugged = False
+
+    def on_message(received: list[Message]) -> bool:
+        nonlocal unplugged
+        if not unplugged and len(counters(received)) == 200:
+            unplugged = True
+            gadget.unplug()
+            asyncio.get_running_loop().call_later(0.3, gadget.plug)
+        return Shoe(ShoeState.EMPTY) in received
+
+    received = asyncio.run(consume(connection, link, on_message))
+    assert counters(received) == list(range(1, 417))
+    assert len({m.uid for m in received if isinstance(m, Card)}) == 416
+    assert ConnectionStatus.LOST in statuses
+    assert connection.stats.reconnects >= 1
+    assert len([m for m in received if isinstance(m, Hello)]) == 1  # same boot_id: ACK only
