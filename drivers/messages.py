@@ -345,8 +345,9 @@ class Card(Message):
         if size < 8:
             raise MessageError(f"CARD payload too short: {size} bytes")
         counter, flags, encoding = _CARD_HEAD.unpack_from(payload)
-        if flags > KNOWN_CARD_FLAGS:
-            raise MessageError(f"CARD flags 0x{flags:02x} has undefined bits")
+        # Bits this version does not define are dropped, not the card: a rejected CARD is
+        # still ACKed (its CRC was good), so rejecting it would lose the card for good.
+        flags &= KNOWN_CARD_FLAGS
         if encoding == 1:  # CardEncoding.RANK_SUIT (int compare: this is the hot path)
             if size != 8:
                 raise MessageError(f"CARD rank/suit payload must be 8 bytes, got {size}")

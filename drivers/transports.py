@@ -57,7 +57,7 @@ class ByteProtocol(Protocol[T_co]):
 
     def bytes_to_send(self) -> bytes: ...
 
-    def poll(self, now: float) -> None: ...
+    def poll(self, now: float) -> list[T_co] | None: ...
 
 
 class Transport(ABC):
@@ -454,7 +454,10 @@ class DeviceConnection(Generic[T]):
         try:
             while not self._stopping:
                 now = self.clock()
-                protocol.poll(now)
+                # Protocols with timers of their own (a vendor message that never ended, one
+                # cut off by the last unplug) report through poll().
+                for item in protocol.poll(now) or ():
+                    yield item
                 await self._flush(pool)
                 if read_future is None:
                     read_future = loop.run_in_executor(pool, self.transport.read, READ_CHUNK)

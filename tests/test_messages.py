@@ -129,7 +129,6 @@ def test_only_ack_and_nak_are_unreliable() -> None:
         (MessageType.CARD, bytes([1, 0, 0, 0, 0, 1, 1, 0, 9]), "8 bytes"),
         (MessageType.CARD, bytes([1, 0, 0, 0, 0, 1, 14, 0]), "rank"),
         (MessageType.CARD, bytes([1, 0, 0, 0, 0, 1, 1, 4]), "suit"),
-        (MessageType.CARD, bytes([1, 0, 0, 0, 8, 1, 1, 0]), "undefined bits"),
         (MessageType.CARD, bytes([1, 0, 0, 0, 0, 3, 1, 0]), "encoding"),
         (MessageType.CARD, bytes([1, 0, 0, 0, 0, 2, 5, 1, 2, 3, 4]), "uid_len"),
         (MessageType.CARD, bytes([1, 0, 0, 0, 0, 2, 3, 1, 2, 3]), "4-10"),
@@ -204,3 +203,11 @@ def test_card_round_trip_property(counter: int, flags: CardFlags, identity: obje
         rank, suit = identity  # type: ignore[misc]
         card = Card(counter, flags, rank, suit)
     assert decode_message(*encode_message(card)) == card
+
+
+def test_card_with_undefined_flag_bits_keeps_the_card() -> None:
+    # Bit 3 is not defined by PROTOCOL.md: the card must survive, its known flags too.
+    card = decode_message(MessageType.CARD, bytes([7, 0, 0, 0, 0b1001, 1, 12, 1]))
+    assert card.counter == 7
+    assert card.flags == CardFlags.FACE_UP
+    assert (card.rank, card.suit) == (12, 1)

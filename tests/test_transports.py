@@ -211,6 +211,31 @@ def test_any_byte_protocol_plugs_in() -> None:
     assert protocol.polled > 0
 
 
+class StaleReporter(LineEcho):
+    """Like a vendor adapter: a line that never ends is reported by poll() after a while."""
+
+    def poll(self, now: float) -> list[str]:
+        self.polled += 1
+        if self.partial and self.polled > 3:
+            stale, self.partial = self.partial.decode(), b""
+            return [f"stale:{stale}"]
+        return []
+
+
+def test_items_reported_by_poll_are_delivered() -> None:
+    protocol = StaleReporter()
+    connection: DeviceConnection[str] = DeviceConnection(SerialTransport("loop://"), protocol)
+    protocol.out += b"B1 K"  # no line end: only poll() can ever report it
+
+    async def main() -> list[str]:
+        async for line in connection.messages():
+            connection.stop()
+            return [line]
+        return []
+
+    assert asyncio.run(asyncio.wait_for(main(), GUARD)) == ["stale:B1 K"]
+
+
 class NeverThere(Transport):
     name = "nowhere"
 
