@@ -368,6 +368,12 @@ class Link:
         self._emit_ack(handle.seq)
         return True
 
+    def release(self, handle: AckHandle) -> None:
+        """The application could not store a delivered frame: forget it without an ACK, so
+        the peer's retransmission is delivered again (and stored, once storage works)."""
+        if handle.boot_id == self._peer.boot_id:
+            self._peer.awaiting.pop(handle.seq, None)
+
     def session_state(self) -> SessionState:
         """The peer's session as accepted so far (boot_id, last accepted seq)."""
         return SessionState(self._peer.boot_id, self._peer.last_seq)

@@ -177,6 +177,27 @@ def test_host_acks_only_once_the_application_stored_the_message() -> None:
     assert device.pending == 0
 
 
+def test_a_released_delivery_comes_again_with_the_resend() -> None:
+    # The journal could not store the card (disk full): the host releases it unACKed, and
+    # the device's retransmission is delivered again instead of being taken as a duplicate.
+    device, host = pair()
+    device.start_session(HELLO)
+    for delivery in deliver(device, host):
+        host.ack(delivery.handle)
+    deliver(host, device)
+    device.send(card(1))
+    (first,) = deliver(device, host)
+    host.release(first.handle)
+    assert host.bytes_to_send() == b""  # no ACK: the device keeps the card
+    device.poll(0.0)
+    device.poll(0.25)
+    (again,) = deliver(device, host)
+    assert again.message == card(1)
+    assert host.ack(again.handle)
+    deliver(host, device)
+    assert device.pending == 0
+
+
 def test_duplicate_of_last_accepted_is_acked_again_not_delivered() -> None:
     device, host = pair()
     device.start_session(HELLO)
