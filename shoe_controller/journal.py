@@ -494,9 +494,12 @@ class Journal:
         }
 
     def replay_start(self) -> int:
-        """The input number replay starts from: the current shoe's first input, else the
-        oldest input held (everything, when no shoe was ever recorded)."""
-        start = self._one("SELECT first_input FROM shoes ORDER BY first_input DESC LIMIT 1")
+        """The input number replay starts from: the first input of the oldest shoe not ended
+        (a batch shuffler prepares the next shoe while this one is still dealt), else of the
+        latest shoe, else the oldest input held (when no shoe was ever recorded)."""
+        start = self._one("SELECT min(first_input) FROM shoes WHERE ended_at IS NULL")
+        if start is None:
+            start = self._one("SELECT first_input FROM shoes ORDER BY first_input DESC LIMIT 1")
         if start is None:
             start = self._one("SELECT min(input_no) FROM inputs")
         return (

@@ -194,6 +194,18 @@ def test_replay_covers_the_current_shoe_and_checks_events(journal: Journal) -> N
     assert [s.input_no for s in journal.replay_steps(from_input=1)] == list(range(1, 11))
 
 
+def test_replay_starts_at_the_open_shoe_while_the_next_is_prepared(journal: Journal) -> None:
+    # A batch shuffler reports the next shoe's shuffle while shoe 1 is still dealt: replay
+    # must still start at shoe 1, the oldest shoe not ended.
+    deal(journal, 1, 1)  # inputs 1-4
+    journal.record({"type": "shuffle_started"}, [], 2)  # input 5, the next shoe's
+    deal(journal, 1, 2)  # inputs 6-9
+    assert journal.current_shoe() == 2
+    assert journal.replay_start() == 1
+    journal.record({"type": "end"}, [event("shoe.ended", 1, None, reason="cut_card")], 1)
+    assert journal.replay_start() == 5
+
+
 def test_replay_without_any_shoe_starts_at_the_first_input(journal: Journal) -> None:
     assert journal.replay_steps() == []
     journal.record({"type": "device"}, [], None)
