@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import click
 
 from drivers.monitor import monitor_command
-from shoe_controller import __version__
+from shoe_controller import __version__, logs
+from shoe_controller.config import DEFAULT_PATH, ConfigError, load
+from shoe_controller.demo import demo_command
 from shoe_controller.odds import odds_command
+from shoe_controller.receiver import receiver_command
+from shoe_controller.table import replay_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -15,5 +22,39 @@ def main() -> None:
     """Dealing-shoe controller for a baccarat table."""
 
 
+@main.command("run")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_PATH,
+    show_default=True,
+    help="The TOML configuration (config/shoe-controller.toml documents every key).",
+)
+def run_command(config_path: Path) -> None:
+    """Run the controller of this table (the systemd service's command)."""
+    from shoe_controller.daemon import Daemon, StartupError  # noqa: PLC0415 - the daemon's own imports
+
+    try:
+        config = load(config_path)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    logs.configure(
+        format=config.log.format, level=config.log.level, squeeze=config.procedures.squeeze
+    )
+    try:
+        daemon = Daemon(config)
+    except StartupError as error:
+        raise click.ClickException(str(error)) from None
+    asyncio.run(daemon.run())
+
+
+main.add_command(demo_command)
 main.add_command(odds_command)
 main.add_command(monitor_command)
+main.add_command(receiver_command)
+main.add_command(replay_command)
+
+
+if __name__ == "__main__":
+    main()

@@ -507,13 +507,21 @@ class Journal:
         )
 
     def replay_steps(self, from_input: int | None = None) -> list[ReplayStep]:
-        """The inputs from `from_input` (default: replay_start()) on, each with its events."""
+        """The inputs from `from_input` (default: replay_start()) on, each with its events.
+
+        By default only inputs of the replay start's shoe and later ones: the inputs of an
+        earlier shoe recorded after the next shoe's first input (its last rounds, dealt while
+        a batch shuffler prepared the next shoe) belong to a shoe that is over.
+        """
         with self._read() as conn:
             start = self.replay_start() if from_input is None else from_input
+            first_shoe = None
+            if from_input is None:
+                first_shoe = self._one("SELECT shoe FROM inputs WHERE input_no = ?", (start,))
             inputs = conn.execute(
                 "SELECT input_no, shoe, body, first_seq FROM inputs WHERE input_no >= ?"
-                " ORDER BY input_no",
-                (start,),
+                " AND (? IS NULL OR shoe IS NULL OR shoe >= ?) ORDER BY input_no",
+                (start, first_shoe, first_shoe),
             ).fetchall()
             first = next((row[3] for row in inputs if row[3] is not None), None)
             events: dict[int, list[StoredEvent]] = {}

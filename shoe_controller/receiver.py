@@ -159,13 +159,13 @@ class ReceiverStore:
             )
             self._conn.execute("COMMIT")
 
-    def events(self, table_id: str) -> list[dict[str, Any]]:
-        """Every stored event of a table in seq order, in the PUSH_API.md form."""
+    def events(self, table_id: str, after: int = 0) -> list[dict[str, Any]]:
+        """The stored events of a table with seq > `after`, in seq order, in PUSH_API.md form."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT seq, id, type, at, shoe, round, data FROM events WHERE table_id = ?"
-                " ORDER BY seq",
-                (table_id,),
+                "SELECT seq, id, type, at, shoe, round, data FROM events"
+                " WHERE table_id = ? AND seq > ? ORDER BY seq",
+                (table_id, after),
             ).fetchall()
         return [
             {"seq": s, "id": i, "type": t, "at": a, "shoe": sh, "round": r, "data": json.loads(d)}

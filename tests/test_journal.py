@@ -204,6 +204,11 @@ def test_replay_starts_at_the_open_shoe_while_the_next_is_prepared(journal: Jour
     assert journal.replay_start() == 1
     journal.record({"type": "end"}, [event("shoe.ended", 1, None, reason="cut_card")], 1)
     assert journal.replay_start() == 5
+    journal.record({"type": "card"}, [], 1)  # shoe 1 is over: this one is not replayed
+    journal.record({"type": "shoe_state"}, [], 2)
+    steps = journal.replay_steps()
+    assert [step.input_no for step in steps] == [5, 12]
+    assert all(step.shoe == 2 for step in steps)
 
 
 def test_replay_without_any_shoe_starts_at_the_first_input(journal: Journal) -> None:

@@ -1,0 +1,294 @@
+"""The daemon: devices → table → journal → publisher, on one asyncio loop, under systemd.
+
+Data flows one way (DESIGN.md): a device runner turns frames into inputs and hands them to
+`_store`, which applies and journals them in one step (Controller) and only then lets the
+runner ACK; every commit wakes the publisher, feeds the control socket's followers and
+updates the shoe's indicator. Nothing else writes the journal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from drivers.messages import Shuffle
+from shoe_controller import __version__, logs
+from shoe_controller.config import Config
+from shoe_controller.controller import Controller
+from shoe_controller.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
+from shoe_controller.events import EventType
+from shoe_controller.inputs import Input
+from shoe_controller.journal import Journal, JournalError, StoredEvent
+from shoe_controller.publisher import Publisher, PushConfig, PushFault
+from shoe_controller.pushapi import KeyFileError, SigningKey
+from shoe_controller.sdnotify import Notifier
+
+log = structlog.get_logger("daemon")
+
+JOURNAL_RETRY_S = 10.0  # a journal that cannot be opened is tried again this often
+PRUNE_EVERY_S = 3600.0
+STATUS_EVERY_S = 5.0
+
+
+class StartupError(Exception):
+    """A configuration the daemon cannot run with (a bad key file); one clear line."""
+
+
+class Daemon:
+    """One table's controller process."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        clock: Callable[[], float] = time.time,
+        notifier: Notifier | None = None,
+        device_options: DeviceOptions | None = None,
+        usb_backend: Any = None,
+    ) -> None:
+        self.config = config
+        self._clock = clock
+        self._notifier = notifier or Notifier()
+        self._device_options = device_options
+        self._usb_backend = usb_backend
+        self._stop = asyncio.Event()
+        self._journal_fault: str | None = None
+        self._push_fault: PushFault | None = None
+        self._indicated: tuple[int, int] | None = None
+        self._listeners: list[Callable[[list[StoredEvent]], None]] = []
+        self.controller: Controller | None = None
+        self.publisher: Publisher | None = None
+        self.devices: dict[str, DeviceRunner] = {}
+        # Checked at once: a key file that cannot be read is a configuration error.
+        try:
+            SigningKey.from_file(config.server.key_file)
+        except KeyFileError as error:
+            raise StartupError(f"[server] key_file: {error}") from None
+
+    # ---------------------------------------------------------------- life cycle
+
+    def add_listener(self, listener: Callable[[list[StoredEvent]], None]) -> None:
+        """Call `listener` with the events of every commit (control socket followers, demo)."""
+        self._listeners.append(listener)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Run until stop(), SIGTERM or SIGINT; a clean stop leaves nothing half-stored."""
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self.stop)
+        loop.add_signal_handler(signal.SIGHUP, self._reopen_logs)
+        journal = await self._open_journal()
+        if journal is None:
+            return
+        try:
+            await self._run_with(journal)
+        finally:
+            journal.close()
+            for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                loop.remove_signal_handler(signum)
+
+    async def _open_journal(self) -> Journal | None:
+        """Open the journal, retrying while it cannot be (no crash loop: systemd sees us up)."""
+        path = Path(self.config.journal.path)
+        told_ready = False
+        while not self._stop.is_set():
+            try:
+                journal = Journal.open(path, self.config.controller_id)
+            except JournalError as error:
+                self._journal_fault = str(error)
+                log.error("journal cannot be opened", path=str(path), error=str(error))
+                status = f"journal fault: {error}"
+                told_ready = (self._notifier.status if told_ready else self._notifier.ready)(
+                    status
+                ) or told_ready
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), JOURNAL_RETRY_S)
+                continue
+            self._journal_fault = None
+            return journal
+        return None
+
+    async def _run_with(self, journal: Journal) -> None:
+        controller = Controller(self.config.procedures, journal, on_stored=self._on_stored)
+        self.controller = controller
+        recovery = controller.recovery
+        if recovery.mismatch:
+            log.warning("replay differs from the journal", detail=recovery.mismatch)
+        log.info(
+            "table rebuilt from the journal",
+            inputs=recovery.inputs_replayed,
+            shoe=recovery.shoe,
+            state=controller.table.state,
+        )
+        self.publisher = Publisher(journal, self._push_config(), on_fault=self._on_push_fault)
+        saved = journal.link_states()
+        for name in ("scanner", "shuffler"):
+            section = getattr(self.config, name)
+            if section is not None:
+                self.devices[name] = DeviceRunner(
+                    name,
+                    section,
+                    self._store_for(name),
+                    saved.get(name),
+                    options=self._device_options,
+                    clock=self._clock,
+                    usb_backend=self._usb_backend,
+                )
+        controller.start(__version__, self._clock())
+        tasks = [asyncio.create_task(self.publisher.run(), name="publisher")]
+        tasks += [
+            asyncio.create_task(runner.run(), name=f"device-{name}")
+            for name, runner in self.devices.items()
+        ]
+        tasks.append(asyncio.create_task(self._housekeeping(), name="housekeeping"))
+        self._notifier.ready(self.status_line())
+        log.info("running", table=self.config.table.id, devices=sorted(self.devices))
+        await self._stop.wait()
+        self._notifier.stopping()
+        log.info("stopping")
+        for runner in self.devices.values():
+            runner.stop()
+        self.publisher.stop()
+        done, pending = await asyncio.wait(tasks, timeout=5.0)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                log.error("task failed", task=task.get_name(), error=repr(task.exception()))
+
+    def _push_config(self) -> PushConfig:
+        server = self.config.server
+        return PushConfig(
+            base_url=server.url,
+            table_id=self.config.table.id,
+            controller_id=self.config.controller_id,
+            key_file=Path(server.key_file),
+            ca_file=Path(server.ca_file) if server.ca_file else None,
+            client_cert=Path(server.client_cert) if server.client_cert else None,
+            client_key=Path(server.client_key) if server.client_key else None,
+            timeout_s=server.timeout,
+        )
+
+    # ---------------------------------------------------------------- inputs in
+
+    def _store_for(self, device: str) -> Store:
+        def store(inputs: Sequence[Input], link_state: Mapping[str, Any] | None) -> None:
+            self.submit(inputs, {device: link_state} if link_state is not None else None)
+
+        return store
+
+    def submit(
+        self, inputs: Sequence[Input], link_state: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> list[StoredEvent]:
+        """Apply and journal inputs; StorageFailedError when the journal could not take them."""
+        assert self.controller is not None
+        if not inputs and link_state is None:
+            return []
+        try:
+            stored = self.controller.submit_many(inputs, link_state)
+        except JournalError as error:
+            self._journal_fault = str(error)
+            log.error("journal cannot store; device not acknowledged", error=str(error))
+            self._notifier.status(f"journal fault: {error}")
+            raise StorageFailedError(str(error)) from error
+        if self._journal_fault is not None:
+            log.info("journal stores again")
+            self._journal_fault = None
+        return stored
+
+    # ---------------------------------------------------------------- events out
+
+    def _on_stored(self, stored: list[StoredEvent]) -> None:
+        assert self.publisher is not None
+        assert self.controller is not None
+        self.publisher.notify()
+        for event in stored:
+            # Events are already squeeze-safe (card null until the reveal, R15).
+            log.info("event", seq=event.seq, type=event.type, round=event.round, data=event.data)
+        for listener in self._listeners:
+            listener(stored)
+        self._follow_indicator()
+        if any(event.type == EventType.SHOE_ENDED for event in stored):
+            self._ask_for_shuffle()
+
+    def _follow_indicator(self) -> None:
+        assert self.controller is not None
+        wanted = self.controller.table.indicator
+        scanner = self.devices.get("scanner")
+        if scanner is not None and wanted != self._indicated:
+            self._indicated = wanted
+            scanner.indicate(*wanted)
+
+    def _ask_for_shuffle(self) -> None:
+        shuffler = self.devices.get("shuffler")
+        if shuffler is not None and self.config.procedures.mode == "batch_shuffler":
+            shuffler.send(Shuffle(self.config.procedures.decks))
+
+    def _on_push_fault(self, fault: PushFault | None) -> None:
+        self._push_fault = fault
+        if fault is not None:
+            log.error("table server refuses our events", code=fault.code, text=fault.text)
+
+    # ---------------------------------------------------------------- upkeep
+
+    async def _housekeeping(self) -> None:
+        """Watchdog pings from the loop itself (a stuck loop stops them), status, retention."""
+        interval = min(self._notifier.watchdog_interval or STATUS_EVERY_S, STATUS_EVERY_S)
+        last_prune = 0.0
+        while not self._stop.is_set():
+            self._notifier.watchdog()
+            self._notifier.status(self.status_line())
+            now = time.monotonic()
+            if now - last_prune >= PRUNE_EVERY_S and self.controller is not None:
+                last_prune = now
+                self._prune()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), interval)
+
+    def _prune(self) -> None:
+        assert self.controller is not None
+        try:
+            pruned = self.controller.journal.prune(self.config.journal.retention_days * 86400.0)
+        except JournalError as error:
+            log.error("pruning failed", error=str(error))
+            return
+        if pruned.shoes:
+            log.info("pruned delivered shoes", shoes=list(pruned.shoes), events=pruned.events)
+
+    def _reopen_logs(self) -> None:
+        logs.configure(
+            format=self.config.log.format,
+            level=self.config.log.level,
+            squeeze=self.config.procedures.squeeze,
+        )
+        log.info("logs reopened")
+
+    def status_line(self) -> str:
+        """One line for systemd's STATUS: shoe, round, devices, backlog, faults."""
+        parts = []
+        if self.controller is not None:
+            view = self.controller.table.view()
+            parts.append(f"shoe {view.get('shoe')} {self.controller.table.state}")
+            round_info = view.get("round")
+            if isinstance(round_info, Mapping) and round_info.get("number") is not None:
+                parts.append(f"round {round_info['number']}")
+        for name, runner in self.devices.items():
+            parts.append(f"{name} {runner.status}")
+        if self.publisher is not None:
+            parts.append(f"backlog {self.publisher.status().backlog}")
+        if self._journal_fault:
+            parts.append("JOURNAL FAULT")
+        if self._push_fault is not None:
+            parts.append(f"server fault {self._push_fault.code}")
+        return ", ".join(parts)

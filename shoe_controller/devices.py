@@ -1,0 +1,213 @@
+"""Runs one configured device: port, protocol, translator; inputs out, ACKs after storage.
+
+The daemon builds a `DeviceRunner` per `[scanner]` / `[shuffler]` section. For the reference
+protocol, every message the link delivers is translated into inputs, and the inputs are
+stored together with the link session and the translator's state; only then is the frame
+ACKed. If storing fails, the translator goes back to where it was and the delivery is
+released unACKed, so the device's retransmission brings the card again once storage works.
+The vendor ASCII protocols have no acknowledgement: their inputs are stored as they come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import structlog
+
+from drivers.adapters.beetek import BeetekAdapter
+from drivers.adapters.linecode import LineCodeAdapter
+from drivers.link import Delivery, HostLink, SessionState
+from drivers.registry import DeckRegistry
+from drivers.scanner import ScannerTranslator
+from drivers.shuffler import ShufflerTranslator
+from drivers.transports import (
+    ConnectionStatus,
+    DeviceConnection,
+    SerialTransport,
+    Transport,
+    UsbTransport,
+)
+from shoe_controller.config import DeviceSection
+from shoe_controller.inputs import DeviceLost, Input
+
+log = structlog.get_logger("devices")
+
+
+class StorageFailedError(Exception):
+    """The controller could not store inputs; the device must not be ACKed."""
+
+
+class Store(Protocol):
+    """Where a device's inputs go: one call stores them all with the device's link state,
+    or raises StorageFailedError having stored none."""
+
+    def __call__(self, inputs: Sequence[Input], link_state: Mapping[str, Any] | None) -> None: ...
+
+
+@dataclass(frozen=True)
+class DeviceOptions:
+    """Timings of the reference protocol and PROTOCOL.md's silence and backoff."""
+
+    silence_timeout: float = 3.0
+    backoff_initial: float = 0.5
+    backoff_max: float = 10.0
+
+
+def make_transport(section: DeviceSection, usb_backend: Any = None) -> Transport:
+    """The transport a device section names: a serial URL or a USB VID:PID."""
+    if section.usb:
+        vid, pid = (int(part, 16) for part in section.usb.split(":"))
+        return UsbTransport(vid, pid, serial_number=section.usb_serial or None, backend=usb_backend)
+    return SerialTransport(section.port, baudrate=section.baud_rate)
+
+
+class DeviceRunner:
+    """Runs one device until stopped, reconnecting as the transport says."""
+
+    def __init__(
+        self,
+        name: str,
+        section: DeviceSection,
+        store: Store,
+        saved_state: Mapping[str, Any] | None,
+        *,
+        options: DeviceOptions | None = None,
+        clock: Callable[[], float] = time.time,
+        usb_backend: Any = None,
+    ) -> None:
+        self.name = name
+        self.section = section
+        self._store = store
+        self._clock = clock
+        self._options = options or DeviceOptions()
+        self._lost_reported = True  # nothing to report until it was connected once
+        self.status = "starting"
+        registry = DeckRegistry.load(Path(section.registry)) if section.registry else None
+        if section.protocol == "slp":
+            self._link: HostLink | None = HostLink()
+            if name == "shuffler" or section.kind in ("shuffler", "shuffler_dealer"):
+                self.translator: Any = ShufflerTranslator(
+                    device=name,
+                    kind=section.kind if section.kind != "optical" else None,
+                    registry=registry,
+                )
+            else:
+                self.translator = ScannerTranslator(
+                    device=name, registry=registry, kind=section.kind
+                )
+            self._restore(saved_state or {})
+            protocol: Any = self._link
+            silence = self._options.silence_timeout
+        else:
+            self._link = None
+            adapter_class = BeetekAdapter if section.protocol == "beetek" else LineCodeAdapter
+            self.translator = adapter_class(device=name, kind=section.kind)
+            protocol = self.translator
+            silence = float("inf")  # these shoes send no heartbeat: quiet is not silence
+        self.connection: DeviceConnection[Any] = DeviceConnection(
+            make_transport(section, usb_backend),
+            protocol,
+            silence_timeout=silence,
+            backoff_initial=self._options.backoff_initial,
+            backoff_max=self._options.backoff_max,
+            on_status=self._on_status,
+        )
+
+    def _restore(self, saved: Mapping[str, Any]) -> None:
+        """Take up the link session and translator state stored with the last data."""
+        if self._link is None:
+            return
+        if "session" in saved:
+            self._link.restore_session(SessionState.from_dict(saved["session"]))
+        if "translator" in saved:
+            self.translator.restore_state(saved["translator"])
+
+    def _link_state(self, delivery: Delivery) -> dict[str, Any]:
+        return {
+            "session": delivery.handle.session_after.to_dict(),
+            "translator": self.translator.export_state(),
+        }
+
+    # ---------------------------------------------------------------- running
+
+    async def run(self) -> None:
+        async for item in self.connection.messages():
+            try:
+                if self._link is not None:
+                    self._on_delivery(item)
+                else:
+                    self._store(self.translator.translate(item, self._clock()), None)
+            except StorageFailedError:
+                continue  # logged by the store; the device resends what was not ACKed
+            await asyncio.sleep(0)  # let the control socket and publisher in between cards
+
+    def stop(self) -> None:
+        self.connection.stop()
+
+    def _on_delivery(self, delivery: Delivery) -> None:
+        assert self._link is not None
+        before = self.translator.export_state()
+        inputs = self.translator.translate(delivery.message, self._clock())
+        try:
+            self._store(inputs, self._link_state(delivery))
+        except StorageFailedError:
+            self.translator.restore_state(before)
+            self._link.release(delivery.handle)
+            raise
+        self._link.ack(delivery.handle)
+
+    def send(self, message: Any) -> None:
+        """Queue a command (INDICATE, STATUS_REQUEST, SHUFFLE) for a reference-protocol device."""
+        if self._link is None:
+            return  # the vendor ASCII shoes take no commands
+        self._link.send(message)
+        self.connection.wake()
+
+    def indicate(self, pattern: int, arg: int) -> None:
+        if self._link is not None and self.name == "scanner":
+            self.send(self.translator.indicate(pattern, arg))
+
+    def _on_status(self, status: ConnectionStatus, detail: str | None) -> None:
+        self.status = status.value if hasattr(status, "value") else str(status)
+        now = self._clock()
+        if status is ConnectionStatus.CONNECTED:
+            self._lost_reported = False
+            log.info("device connected", device=self.name, port=self.connection.transport.name)
+            if self._link is None:
+                self._store_quietly(self.translator.connected(now))
+            else:
+                # Re-synchronise: the shoe tells its state and active faults (PROTOCOL.md).
+                self._link.send(self.translator.status_request())
+        elif status in (ConnectionStatus.LOST, ConnectionStatus.SILENT):
+            log.warning("device lost", device=self.name, reason=detail)
+            if not self._lost_reported:
+                self._lost_reported = True
+                self._store_quietly([DeviceLost(at=now, device=self.name, reason=detail or "")])
+        elif status is ConnectionStatus.OPEN_FAILED:
+            log.debug("device not there", device=self.name, reason=detail)
+
+    def _store_quietly(self, inputs: Sequence[Input]) -> None:
+        # A status note lost to a full disk is reported by the store itself.
+        with contextlib.suppress(StorageFailedError):
+            self._store(inputs, None)
+
+    def stats(self) -> dict[str, Any]:
+        """Link statistics and identity for `shoectl devices`."""
+        out: dict[str, Any] = {
+            "device": self.name,
+            "protocol": self.section.protocol,
+            "port": self.connection.transport.name,
+            "status": self.status,
+            "connection": self.connection.stats.as_dict(),
+        }
+        if self._link is not None:
+            out["link"] = self._link.stats.as_dict()
+        else:
+            out["adapter"] = dict(vars(self.translator.stats))
+        return out

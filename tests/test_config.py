@@ -1,0 +1,127 @@
+"""Configuration: the documented file is complete and right; bad keys stop start-up clearly."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from shoe_controller.config import (
+    Config,
+    ConfigError,
+    ControlSection,
+    DeviceSection,
+    JournalSection,
+    LogSection,
+    ServerSection,
+    TableSection,
+    from_mapping,
+    load,
+)
+from shoe_controller.table import TableConfig
+
+DOCUMENTED = Path(__file__).parent.parent / "config" / "shoe-controller.toml"
+
+
+def test_documented_file_lists_every_key_with_its_default() -> None:
+    raw = tomllib.loads(DOCUMENTED.read_text())
+    sections = {
+        "table": [TableSection, TableConfig],
+        "scanner": [DeviceSection],
+        "server": [ServerSection],
+        "journal": [JournalSection],
+        "control": [ControlSection],
+        "log": [LogSection],
+    }
+    for section, classes in sections.items():
+        names = {spec.name for cls in classes for spec in dataclasses.fields(cls)}
+        assert set(raw[section]) == names, section
+    for section, classes in sections.items():
+        if section == "scanner":
+            continue  # the device sections name example ports, not defaults
+        for cls in classes:
+            for spec in dataclasses.fields(cls):
+                assert raw[section][spec.name] == spec.default, f"[{section}] {spec.name}"
+
+
+def test_documented_file_loads() -> None:
+    config = load(DOCUMENTED)
+    assert isinstance(config, Config)
+    assert config.procedures == TableConfig()
+    assert config.scanner is not None
+    assert config.scanner.baud_rate == 115200
+    assert config.controller_id == "tbl-01-shoe"
+    assert config.shuffler is not None
+    assert config.shuffler.kind == "shuffler"
+
+
+def test_minimal_config_takes_defaults() -> None:
+    config = from_mapping({"table": {"id": "07"}})
+    assert config.scanner is None
+    assert config.shuffler is None
+    assert config.procedures.decks == 8
+    assert config.journal.path == "/var/lib/shoe-controller/journal.db"
+    assert config.controller_id == "tbl-07-shoe"
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        ({"tabel": {}}, "unknown section [tabel]"),
+        ({"table": {"deck": 8}}, "unknown key 'deck'"),
+        ({"table": {"decks": "8"}}, "decks"),
+        ({"table": {"decks": 20}}, "decks must be a whole number from 6 to 12"),
+        ({"table": {"burn": "all"}}, "burn must be one of"),
+        ({"table": {"squeeze": "yes"}}, "squeeze"),
+        ({"table": {"id": "seven/7"}}, "letters, digits"),
+        ({"scanner": {"protocol": "xml", "port": "/dev/x"}}, "allowed values are 'slp'"),
+        ({"scanner": {"kind": "optical"}}, "exactly one of port"),
+        ({"scanner": {"usb": "1234"}}, "VID:PID"),
+        ({"scanner": {"usb": "1d50:6018", "protocol": "beetek"}}, "slp"),
+        ({"scanner": {"port": "/dev/x", "kind": "rfid"}}, "registry"),
+        ({"scanner": "/dev/x"}, "must be a table of keys"),
+        ({"server": {"url": "ftp://x"}}, "http:// or https://"),
+        ({"server": {"timeout": "10"}}, "timeout = '10': must be a number"),
+        ({"server": {"client_cert": "/c.pem"}}, "go together"),
+        ({"journal": {"retention_days": 0}}, "retention_days"),
+        ({"log": {"level": "loud"}}, "allowed values are"),
+        ({"payouts": {"tie": 8.5}}, "[payouts]"),
+    ],
+)
+def test_bad_config_names_the_key(raw: dict[str, object], fragment: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        from_mapping(raw)
+    message = str(caught.value)
+    assert fragment in message
+    assert "\n" not in message
+
+
+def test_broken_files(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    with pytest.raises(ConfigError, match="no such file"):
+        load(missing)
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[table\nid = 1")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load(broken)
+
+
+def test_daemon_refuses_a_bad_config_with_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text('[table]\ndecks = 5\n[journal]\npath = "j.db"\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "shoe_controller.cli", "run", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "decks must be a whole number from 6 to 12" in lines[0]
+    assert str(config) in lines[0]
