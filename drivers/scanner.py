@@ -115,8 +115,10 @@ class ScannerTranslator:
         self.device = device
         self.kind = kind
         self._registry = registry
-        self._last_counter: int | None = None  # None: unknown (no SHOE loaded seen yet)
+        self._last_counter: int | None = None  # None: unknown (no shoe loaded, or removed)
         self._seen: set[str] = set()
+        # A STATUS_REQUEST went out: the next SHOE reports the state, it is not an event.
+        self._status_pending = False
 
     # -- device to host ----------------------------------------------------------------
 
@@ -130,7 +132,15 @@ class ScannerTranslator:
             return out
         if isinstance(message, m.Shoe):
             if message.state == m.ShoeState.LOADED:
+                if self._status_pending and self._last_counter is not None:
+                    self._status_pending = False
+                    return []  # the shoe it deals from, still loaded: an answer, not a new shoe
+                # News (the answer may still follow: a load can cross the request).
                 self.start_shoe()
+            else:
+                self._status_pending = False
+                if message.state == m.ShoeState.REMOVED:
+                    self._last_counter = None
             return [ShoeStateChanged(at=now, device=self.device, state=_SHOE_STATES[message.state])]
         if isinstance(message, m.Button):
             return [ButtonPressed(at=now, device=self.device, button=_BUTTONS[message.button])]
@@ -172,9 +182,13 @@ class ScannerTranslator:
             )
         return m.Indicate(chosen, arg)
 
-    @staticmethod
-    def status_request() -> m.StatusRequest:
-        """STATUS_REQUEST for `link.send`: the shoe answers SHOE, then FAULT per active fault."""
+    def status_request(self) -> m.StatusRequest:
+        """STATUS_REQUEST for `link.send`: the shoe answers SHOE, then FAULT per active fault.
+
+        The SHOE that answers it says "loaded" for the shoe being dealt as well: that answer
+        does not start a new shoe (a reconnect mid-shoe must not look like a reload).
+        """
+        self._status_pending = True
         return m.StatusRequest()
 
     # -- state for the daemon ------------------------------------------------------------
@@ -209,6 +223,8 @@ class ScannerTranslator:
                 continue
             if isinstance(item, ShoeStateChanged) and item.state == ShoeState.LOADED:
                 self.start_shoe()
+            elif isinstance(item, ShoeStateChanged) and item.state == ShoeState.REMOVED:
+                self._last_counter = None
             elif isinstance(item, ShuffleDone) and self.kind == "shuffler_dealer":
                 self.restart_counter()
             elif isinstance(item, DeviceConnected):

@@ -489,10 +489,12 @@ class DeviceConnection(Generic[T]):
                         f"{self.transport.name}: no frame for {silent_for:.1f} s"
                     )
         finally:
-            if read_future is not None and not read_future.done():
+            if read_future is not None:
                 # the blocking read returns within its timeout; close only after it did
                 with contextlib.suppress(Exception):
                     await asyncio.wait((read_future,), timeout=2.0)
+                if read_future.done() and not read_future.cancelled():
+                    read_future.exception()  # the session already ended for its own reason
 
     async def _flush(self, pool: ThreadPoolExecutor) -> None:
         data = self.protocol.bytes_to_send()

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -25,6 +25,7 @@ from typing import Any, TextIO
 import click
 
 from drivers.sim.control import SimControlClient
+from shoe_controller.journal import Journal, JournalError
 from shoe_controller.receiver import ReceiverStore
 
 TABLE_ID = "07"
@@ -138,6 +139,7 @@ def run_demo(directory: Path, options: DemoOptions, out: TextIO) -> int:
                 str(options.seed),
                 "--cut-after",
                 "400",
+                "--manual",
             ),
             stdout=subprocess.PIPE,
             stderr=(directory / "shoe.log").open("w"),
@@ -153,48 +155,90 @@ def run_demo(directory: Path, options: DemoOptions, out: TextIO) -> int:
             text=True,
         )
         children.append(daemon)
-        out.write(
+        click.echo(
             f"table {TABLE_ID}: shoe on {directory / 'shoe'}, table server on 127.0.0.1:{port}, "
-            f"logs and journal in {directory}\n"
+            f"logs and journal in {directory}",
+            file=out,
         )
-        out.flush()
         return _follow(directory, options, out, children)
 
 
 def _follow(
     directory: Path, options: DemoOptions, out: TextIO, children: list[subprocess.Popen[str]]
 ) -> int:
-    """Print what the table server receives; be the dealer at the end of each shoe."""
-    store = ReceiverStore(directory / "receiver.db")
+    """Deal card by card as a dealer would, and print what the table server receives.
+
+    The dealer draws the next card once the controller has journaled the last one, and at
+    the end of a shoe takes it out and loads a fresh one: so no card is drawn into a shoe
+    the table has closed, whatever the pace.
+    """
     dealer = SimControlClient(str(directory / "shoe.ctl"))
-    seen, rounds, shoes_ended = 0, 0, 0
+    journal = _open_journal(directory / "journal.db", children)
+    store = ReceiverStore(directory / "receiver.db")
+    printed, journaled, rounds, shoes_ended = 0, 0, 0, 0
     road: list[str] = []
     try:
-        while True:
-            for child in children:
-                if child.poll() is not None:
-                    raise click.ClickException(
-                        f"a demo process stopped (exit code {child.returncode}); "
-                        f"see the logs in {directory}"
-                    )
-            for event in store.events(TABLE_ID, after=seen):
-                seen = event["seq"]
-                line = _describe(event, road)
-                if event["type"] == "round.result":
-                    rounds += 1
-                if line:
-                    out.write(line + "\n")
-                    out.flush()
-                if event["type"] == "shoe.ended":
+        while options.shoes is None or shoes_ended < options.shoes:
+            _check_alive(children, directory)
+            inputs_before = journal.last_input()
+            dealer.request("deal", count=1)
+            _wait_until(lambda n=inputs_before: journal.last_input() > n, children, directory)
+            for event in journal.events_after(journaled, limit=1000):
+                journaled = event.seq
+                if event.type == "shoe.ended":
                     shoes_ended += 1
-                    road.clear()
-                    if options.shoes is not None and shoes_ended >= options.shoes:
-                        return rounds
                     dealer.request("remove")
-                    dealer.request("load")
-            time.sleep(0.05)
+                    if options.shoes is None or shoes_ended < options.shoes:
+                        dealer.request("load")
+            for event in store.events(TABLE_ID, after=printed):
+                printed = event["seq"]
+                rounds += event["type"] == "round.result"
+                line = _describe(event, road)
+                if line:
+                    click.echo(line, file=out)
+            time.sleep(options.pace)
+        # The last shoe's events on their way to the table server: show them too.
+        _wait_until(lambda n=journaled: store.acked_through(TABLE_ID) >= n, children, directory)
+        for event in store.events(TABLE_ID, after=printed):
+            rounds += event["type"] == "round.result"
+            line = _describe(event, road)
+            if line:
+                click.echo(line, file=out)
+        return rounds
     finally:
         store.close()
+        journal.close()
+
+
+def _check_alive(children: list[subprocess.Popen[str]], directory: Path) -> None:
+    for child in children:
+        if child.poll() is not None:
+            raise click.ClickException(
+                f"a demo process stopped (exit code {child.returncode}); see the logs in "
+                f"{directory}"
+            )
+
+
+def _wait_until(
+    condition: Callable[[], bool], children: list[subprocess.Popen[str]], directory: Path
+) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not condition():
+        _check_alive(children, directory)
+        if time.monotonic() > deadline:
+            raise click.ClickException(f"the table stopped answering; see the logs in {directory}")
+        time.sleep(0.002)
+
+
+def _open_journal(path: Path, children: list[subprocess.Popen[str]]) -> Journal:
+    """The daemon's journal, read-only, once the daemon has made it."""
+    _wait_until(path.exists, children, path.parent)
+    while True:
+        try:
+            return Journal.open(path, None, read_only=True)
+        except JournalError:
+            _check_alive(children, path.parent)
+            time.sleep(0.05)
 
 
 _WINNER_MARK = {"player": click.style("P", fg="blue"), "banker": click.style("B", fg="red")}

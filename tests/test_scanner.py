@@ -272,8 +272,8 @@ def test_indicate_builds_protocol_messages() -> None:
     assert deal.encode_payload() == b"\x05\x03"
     assert ScannerTranslator.indicate(2, 7).encode_payload() == b"\x02\x07"
     assert ScannerTranslator.indicate(0).encode_payload() == b"\x00\x00"
-    assert ScannerTranslator.status_request().encode_payload() == b""
-    assert ScannerTranslator.status_request().TYPE == m.MessageType.STATUS_REQUEST
+    assert ScannerTranslator().status_request().encode_payload() == b""
+    assert ScannerTranslator().status_request().TYPE == m.MessageType.STATUS_REQUEST
 
 
 @pytest.mark.parametrize(("pattern", "arg"), [(7, 0), (-1, 0), (5, 0), (5, 7), (6, 4), (1, 1)])
@@ -423,3 +423,36 @@ def test_random_bytes_through_the_link_never_raise(chunks: list[bytes]) -> None:
                 for item in translator.translate(delivery.message, float(number)):
                     assert input_from_json(input_to_json(item)) == item
             host.ack(delivery.handle)
+
+
+def test_status_answer_for_the_shoe_being_dealt_is_not_a_new_shoe() -> None:
+    scanner = ScannerTranslator(kind="optical")
+    assert scanner.translate(m.Shoe(m.ShoeState.LOADED), 1.0)[0].state == ShoeState.LOADED
+    scanner.translate(m.Card(1, rank=5, suit=0), 2.0)
+    scanner.translate(m.Card(2, rank=6, suit=1), 3.0)
+    scanner.status_request()  # the daemon re-synchronises after a reconnect
+    assert scanner.translate(m.Shoe(m.ShoeState.LOADED), 4.0) == []
+    # The counter goes on where it was: no gap, no new shoe.
+    (card,) = scanner.translate(m.Card(3, rank=7, suit=2), 5.0)
+    assert card.counter == 3
+    # A real load later (no request pending) starts a shoe again.
+    assert scanner.translate(m.Shoe(m.ShoeState.LOADED), 6.0)[0].state == ShoeState.LOADED
+    assert scanner.last_counter == 0
+
+
+def test_status_answer_after_a_removal_is_a_load() -> None:
+    scanner = ScannerTranslator(kind="optical")
+    scanner.translate(m.Shoe(m.ShoeState.LOADED), 1.0)
+    scanner.translate(m.Shoe(m.ShoeState.REMOVED), 2.0)
+    scanner.status_request()
+    # The dealer loaded a shoe while the controller was away: that is news.
+    (loaded,) = scanner.translate(m.Shoe(m.ShoeState.LOADED), 3.0)
+    assert loaded.state == ShoeState.LOADED
+
+
+def test_a_load_crossing_the_status_request_is_counted_once() -> None:
+    scanner = ScannerTranslator(kind="optical")
+    scanner.status_request()  # sent on connect, while the shoe was announcing its load
+    (loaded,) = scanner.translate(m.Shoe(m.ShoeState.LOADED), 1.0)
+    assert loaded.state == ShoeState.LOADED
+    assert scanner.translate(m.Shoe(m.ShoeState.LOADED), 1.1) == []  # the answer
