@@ -175,7 +175,8 @@ class SupervisorCommand:
     """A supervisor's action, already authorized by the control socket (R10, R3.2).
 
     `by` is the supervisor's id and `reason` why; `args` depends on the action
-    (docs/inputs.md), e.g. {"card": "QH"} to enter a missed card.
+    (docs/inputs.md), e.g. {"card": "QH"} to enter a missed card. `os_user` is who was
+    logged in to the table PC when it was given, as the kernel told the control socket.
     """
 
     TYPE: ClassVar[str] = "supervisor"
@@ -184,6 +185,7 @@ class SupervisorCommand:
     by: str
     reason: str
     args: Mapping[str, Any] = field(default_factory=dict)
+    os_user: str = ""  # the login the control socket saw (peer credentials), not a claim
 
 
 Input = (

@@ -1459,7 +1459,7 @@ class Table:
                 "action": command.action,
                 "by": command.by,
                 "reason": command.reason,
-                "details": details,
+                "details": {**details, "os_user": command.os_user} if command.os_user else details,
             },
         )
 

@@ -1,0 +1,198 @@
+"""The display board's roads computed from a shoe's round results: bead plate and big road.
+
+Pure functions: a list of results in, plain data out (no terminal, no colour: `shoectl`
+draws them). The results are the shoe's real rounds in order (trial rounds excluded, R2.3),
+as `table.view()["road"]` and the journal's `round.result` events give them.
+
+Bead plate: every round, ties included, one cell each; six rows, the columns filled top to
+bottom, left to right.
+
+Big road: ties get no cell of their own; they are counted on the cell of the round before
+(ties before the shoe's first Banker or Player win are counted on the first cell, which then
+has no winner until that win comes). A column holds consecutive wins of one side; a new
+winner starts the next column. A column that cannot go down (row 6 reached, or the cell
+below taken by an earlier tail) turns right and runs along its row: the dragon tail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+ROWS = 6
+WINNERS = ("banker", "player", "tie")
+NATURALS = (None, "player", "banker", "both")
+
+
+class RoadError(ValueError):
+    """A round result that cannot go on a road."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """What the roads need of one round (PUSH_API.md round.result)."""
+
+    winner: str  # "banker", "player" or "tie"
+    player_pair: bool = False
+    banker_pair: bool = False
+    natural: str | None = None  # "player", "banker", "both" or None
+    round: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.winner not in WINNERS:
+            raise RoadError(f"winner must be one of {', '.join(WINNERS)}, got {self.winner!r}")
+        if self.natural not in NATURALS:
+            raise RoadError(f"natural must be player, banker, both or null, got {self.natural!r}")
+        for name in ("player_pair", "banker_pair"):
+            if not isinstance(getattr(self, name), bool):
+                raise RoadError(f"{name} must be true or false, got {getattr(self, name)!r}")
+
+    @classmethod
+    def from_mapping(cls, entry: Mapping[str, Any]) -> RoundResult:
+        """From a `table.view()` road entry or a `round.result` event's data."""
+        if not isinstance(entry, Mapping) or "winner" not in entry:
+            raise RoadError(f"a round result needs a winner, got {entry!r}")
+        return cls(
+            winner=entry["winner"],
+            player_pair=bool(entry.get("player_pair", False)),
+            banker_pair=bool(entry.get("banker_pair", False)),
+            natural=entry.get("natural"),
+            round=entry.get("round"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BeadCell:
+    column: int
+    row: int
+    result: RoundResult
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "column": self.column,
+            "row": self.row,
+            "round": self.result.round,
+            "winner": self.result.winner,
+            "player_pair": self.result.player_pair,
+            "banker_pair": self.result.banker_pair,
+            "natural": self.result.natural,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BigRoadCell:
+    """One cell of the big road; `ties` counts the ties that followed it (or came first)."""
+
+    column: int
+    row: int
+    winner: str | None  # None only for leading ties not yet followed by a win
+    ties: int
+    player_pair: bool
+    banker_pair: bool
+    natural: str | None
+    round: int | None
+    streak: int  # which win of its column this is, 1-based
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "column": self.column,
+            "row": self.row,
+            "winner": self.winner,
+            "ties": self.ties,
+            "player_pair": self.player_pair,
+            "banker_pair": self.banker_pair,
+            "natural": self.natural,
+            "round": self.round,
+            "streak": self.streak,
+        }
+
+
+def results_from(entries: Iterable[Mapping[str, Any]]) -> list[RoundResult]:
+    """Round results from road entries or round.result data, in order."""
+    return [RoundResult.from_mapping(entry) for entry in entries]
+
+
+def bead_plate(results: Iterable[RoundResult], rows: int = ROWS) -> list[BeadCell]:
+    """Every round in order, `rows` to a column, top to bottom then left to right."""
+    if rows < 1:
+        raise RoadError(f"a bead plate needs at least one row, got {rows}")
+    return [
+        BeadCell(column=index // rows, row=index % rows, result=result)
+        for index, result in enumerate(results)
+    ]
+
+
+def big_road(results: Iterable[RoundResult], rows: int = ROWS) -> list[BigRoadCell]:
+    """The big road's cells in the order they were written (see the module's docstring)."""
+    if rows < 1:
+        raise RoadError(f"a big road needs at least one row, got {rows}")
+    cells: list[BigRoadCell] = []
+    taken: set[tuple[int, int]] = set()
+    column_start = -1  # grid column where the current logical column began
+    column, row = 0, 0
+    turned = False  # the current column runs right (dragon tail)
+    leading_ties = 0
+    for result in results:
+        if result.winner == "tie":
+            if cells:
+                last = cells[-1]
+                cells[-1] = replace(last, ties=last.ties + 1)
+            else:
+                leading_ties += 1
+            continue
+        previous = cells[-1] if cells else None
+        if previous is not None and previous.winner == result.winner:
+            streak = previous.streak + 1
+            if not turned and row + 1 < rows and (column, row + 1) not in taken:
+                row += 1
+            else:
+                turned = True
+                column += 1
+        else:
+            # A new logical column starts right of the previous one's start, on the top row;
+            # skip a top cell an earlier dragon tail already runs through.
+            streak = 1
+            column_start += 1
+            while (column_start, 0) in taken:
+                column_start += 1
+            column, row, turned = column_start, 0, False
+        ties = leading_ties if previous is None else 0
+        cell = BigRoadCell(
+            column=column,
+            row=row,
+            winner=result.winner,
+            ties=ties,
+            player_pair=result.player_pair,
+            banker_pair=result.banker_pair,
+            natural=result.natural,
+            round=result.round,
+            streak=streak,
+        )
+        taken.add((column, row))
+        cells.append(cell)
+    if not cells and leading_ties:
+        # Only ties so far: the first cell shows them, its winner still to come.
+        return [BigRoadCell(0, 0, None, leading_ties, False, False, None, None, 0)]
+    return cells
+
+
+def summary(results: Iterable[RoundResult]) -> dict[str, int]:
+    """Counts the board shows beside the roads."""
+    counts = {"rounds": 0, "banker": 0, "player": 0, "tie": 0, "banker_pair": 0, "player_pair": 0}
+    for result in results:
+        counts["rounds"] += 1
+        counts[result.winner] += 1
+        counts["banker_pair"] += result.banker_pair
+        counts["player_pair"] += result.player_pair
+    return counts
+
+
+def roads_json(results: list[RoundResult], rows: int = ROWS) -> dict[str, Any]:
+    """Both roads and the counts as JSON-able data (the control socket's `road` answer)."""
+    return {
+        "rows": rows,
+        "summary": summary(results),
+        "bead_plate": [cell.to_json() for cell in bead_plate(results, rows)],
+        "big_road": [cell.to_json() for cell in big_road(results, rows)],
+    }

@@ -1,0 +1,202 @@
+"""Bead plate and big road against hand-worked boards, and their invariants for any shoe."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shoe_controller.roads import (
+    RoadError,
+    RoundResult,
+    bead_plate,
+    big_road,
+    results_from,
+    roads_json,
+    summary,
+)
+
+LETTER = {"B": "banker", "P": "player", "T": "tie"}
+
+
+def shoe(text: str) -> list[RoundResult]:
+    """'B P T bB' -> results; a leading 'b'/'p' marks a banker/player pair."""
+    results = []
+    for number, token in enumerate(text.split(), start=1):
+        results.append(
+            RoundResult(
+                winner=LETTER[token[-1]],
+                banker_pair="b" in token[:-1],
+                player_pair="p" in token[:-1],
+                round=number,
+            )
+        )
+    return results
+
+
+def grid(cells: list) -> dict[tuple[int, int], str]:
+    return {(cell.column, cell.row): (cell.winner or "-")[0].upper() for cell in cells}
+
+
+def test_bead_plate_fills_six_rows_top_to_bottom_then_the_next_column() -> None:
+    cells = bead_plate(shoe("B P T B B P P"))
+    assert [(c.column, c.row, c.result.winner[0].upper()) for c in cells] == [
+        (0, 0, "B"),
+        (0, 1, "P"),
+        (0, 2, "T"),
+        (0, 3, "B"),
+        (0, 4, "B"),
+        (0, 5, "P"),
+        (1, 0, "P"),
+    ]
+
+
+def test_bead_plate_keeps_pair_marks_and_round_numbers() -> None:
+    cells = bead_plate(shoe("bB pP bpT"))
+    assert [(c.result.banker_pair, c.result.player_pair) for c in cells] == [
+        (True, False),
+        (False, True),
+        (True, True),
+    ]
+    assert [c.result.round for c in cells] == [1, 2, 3]
+
+
+def test_big_road_columns_streaks_and_ties_on_the_cell_before() -> None:
+    # Hand-worked: a tie before the first win goes on the first cell; B B T: the tie on
+    # the second B; eight Bankers run down six rows and turn right along row 5.
+    cells = big_road(shoe("T B B T P B B B B B B B B P"))
+    assert grid(cells) == {
+        (0, 0): "B",
+        (0, 1): "B",
+        (1, 0): "P",
+        (2, 0): "B",
+        (2, 1): "B",
+        (2, 2): "B",
+        (2, 3): "B",
+        (2, 4): "B",
+        (2, 5): "B",
+        (3, 5): "B",
+        (4, 5): "B",
+        (3, 0): "P",
+    }
+    ties = {(c.column, c.row): c.ties for c in cells if c.ties}
+    assert ties == {(0, 0): 1, (0, 1): 1}
+    assert [c.streak for c in cells if c.column == 2 or c.row == 5] == [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_big_road_turns_early_when_an_earlier_tail_is_below() -> None:
+    # B x8: (0,0..5) then (1,5) (2,5). P x6 from column 1: rows 0-4, (1,5) is taken: the
+    # sixth turns right to (2,4). B x5 from column 2: rows 0-3, (2,4) is taken: (3,3).
+    cells = big_road(shoe("B " * 8 + "P " * 6 + "B " * 5))
+    positions = [(c.column, c.row, c.winner[0].upper()) for c in cells]
+    assert positions[8:] == [
+        (1, 0, "P"),
+        (1, 1, "P"),
+        (1, 2, "P"),
+        (1, 3, "P"),
+        (1, 4, "P"),
+        (2, 4, "P"),
+        (2, 0, "B"),
+        (2, 1, "B"),
+        (2, 2, "B"),
+        (2, 3, "B"),
+        (3, 3, "B"),
+    ]
+
+
+def test_big_road_skips_a_start_column_a_tail_runs_through() -> None:
+    # Two rows make it short: B B B -> (0,0) (0,1) (1,1); P P P -> (1,0) then (1,1) is
+    # taken: (2,0) (3,0); the next B would start at column 2 whose top is taken, then 3:
+    # it starts at column 4.
+    cells = big_road(shoe("B B B P P P B"), rows=2)
+    assert [(c.column, c.row) for c in cells] == [
+        (0, 0),
+        (0, 1),
+        (1, 1),
+        (1, 0),
+        (2, 0),
+        (3, 0),
+        (4, 0),
+    ]
+
+
+def test_a_shoe_of_ties_only_shows_one_cell_waiting_for_its_winner() -> None:
+    cells = big_road(shoe("T T"))
+    assert len(cells) == 1
+    assert (cells[0].winner, cells[0].ties, cells[0].column, cells[0].row) == (None, 2, 0, 0)
+    assert big_road([]) == []
+
+
+def test_results_from_entries_and_clear_errors() -> None:
+    results = results_from(
+        [
+            {"round": 4, "winner": "banker", "player_pair": True, "banker_pair": False},
+            {"winner": "tie", "natural": "both", "perfect_pair": False},
+        ]
+    )
+    assert results[0] == RoundResult("banker", player_pair=True, round=4)
+    assert results[1].natural == "both"
+    with pytest.raises(RoadError, match="winner"):
+        results_from([{"winner": "dragon"}])
+    with pytest.raises(RoadError, match="needs a winner"):
+        results_from([{"round": 1}])
+    with pytest.raises(RoadError, match="natural"):
+        RoundResult("banker", natural="yes")
+
+
+def test_roads_json_counts() -> None:
+    data = roads_json(shoe("bB P T pP B"))
+    assert data["summary"] == {
+        "rounds": 5,
+        "banker": 2,
+        "player": 2,
+        "tie": 1,
+        "banker_pair": 1,
+        "player_pair": 1,
+    }
+    assert len(data["bead_plate"]) == 5
+    assert len(data["big_road"]) == 4
+    assert data["big_road"][1]["ties"] == 1
+
+
+results_strategy = st.lists(
+    st.builds(
+        RoundResult,
+        winner=st.sampled_from(["banker", "player", "tie"]),
+        player_pair=st.booleans(),
+        banker_pair=st.booleans(),
+    ),
+    max_size=90,
+)
+
+
+@given(results_strategy, st.integers(min_value=1, max_value=6))
+def test_big_road_invariants(results: list[RoundResult], rows: int) -> None:
+    cells = big_road(results, rows)
+    wins = [r for r in results if r.winner != "tie"]
+    ties = sum(r.winner == "tie" for r in results)
+    assert len({(c.column, c.row) for c in cells}) == len(cells)  # no cell written twice
+    assert all(0 <= c.row < rows for c in cells)
+    assert sum(c.ties for c in cells) == ties
+    if wins:
+        assert [c.winner for c in cells] == [r.winner for r in wins]
+        for before, after in itertools.pairwise(cells):
+            if before.winner == after.winner:  # same column: down one, or right one
+                assert after.streak == before.streak + 1
+                assert (after.column, after.row) in {
+                    (before.column, before.row + 1),
+                    (before.column + 1, before.row),
+                }
+            else:  # a new column, on the top row, right of where the last one began
+                assert after.streak == 1
+                assert after.row == 0
+
+
+@given(results_strategy)
+def test_bead_plate_invariants(results: list[RoundResult]) -> None:
+    cells = bead_plate(results)
+    assert [c.result for c in cells] == results
+    assert all(c.column * 6 + c.row == i for i, c in enumerate(cells))
+    assert summary(results)["rounds"] == len(results)
