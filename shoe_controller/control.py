@@ -828,14 +828,15 @@ class ControlServer:
 
     async def close(self) -> None:
         """Stop listening, end every connection (followers too), remove the socket file."""
-        if self._server is not None:
-            self._server.close()
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
         for task in list(self._connections):
             task.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
+        if server is None:
+            return  # never listened: the file (if any) is another process's socket
+        await server.wait_closed()
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
 

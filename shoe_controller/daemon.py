@@ -21,6 +21,7 @@ import structlog
 from drivers.messages import Shuffle
 from shoe_controller import __version__, logs
 from shoe_controller.config import Config
+from shoe_controller.control import ControlError, ControlServer, ControlService
 from shoe_controller.controller import Controller
 from shoe_controller.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
 from shoe_controller.events import EventType
@@ -61,6 +62,7 @@ class Daemon:
         self._stop = asyncio.Event()
         self._journal_fault: str | None = None
         self._push_fault: PushFault | None = None
+        self._control_fault: str | None = None
         self._indicated: tuple[int, int] | None = None
         self._listeners: list[Callable[[list[StoredEvent]], None]] = []
         self.controller: Controller | None = None
@@ -144,6 +146,25 @@ class Daemon:
                     clock=self._clock,
                     usb_backend=self._usb_backend,
                 )
+        service = ControlService(
+            controller,
+            self.publisher.status,
+            lambda: [runner.stats() for runner in self.devices.values()],
+            self.config,
+            self._clock,
+            journal_fault=lambda: self._journal_fault,
+        )
+        self.add_listener(service.publish)
+        control = ControlServer(
+            self.config.control.socket, service, self.config.control.supervisor_group
+        )
+        try:
+            await control.start()
+        except (ControlError, OSError) as error:
+            # The table runs without shoectl rather than not at all; the status line says so.
+            self._control_fault = str(error)
+            log.error("control socket not available", socket=self.config.control.socket,
+                      error=str(error))  # fmt: skip
         controller.start(__version__, self._clock())
         tasks = [asyncio.create_task(self.publisher.run(), name="publisher")]
         tasks += [
@@ -159,6 +180,7 @@ class Daemon:
         for runner in self.devices.values():
             runner.stop()
         self.publisher.stop()
+        await control.close()
         done, pending = await asyncio.wait(tasks, timeout=5.0)
         for task in pending:
             task.cancel()
@@ -291,4 +313,6 @@ class Daemon:
             parts.append("JOURNAL FAULT")
         if self._push_fault is not None:
             parts.append(f"server fault {self._push_fault.code}")
+        if self._control_fault is not None:
+            parts.append("no control socket")
         return ", ".join(parts)
