@@ -1,22 +1,23 @@
 """The technician's device monitor: connect to one device and print every decoded input.
 
-`shoe-controller monitor --protocol slp|beetek|linecode --port URL ...` (like gpsmon). It opens
-the port with the project's transports, decodes with the same link, adapters and translators
-as the daemon, and prints one line per input (with `--json` one JSON object per line, see
-docs/drivers.md "Monitor"), then statistics on exit (Ctrl-C, SIGTERM, `--count`, `--seconds`).
+`shoe-controller monitor --protocol slp|beetek|linecode --port URL ...` (like gpsmon). It runs
+the port with the daemon's `DeviceConnection` (reads, silence watchdog, reconnect with backoff),
+decodes with the same link, adapters and translators as the daemon, and prints one line per
+input (with `--json` one JSON object per line, see docs/drivers.md "Monitor"), then statistics
+on exit (Ctrl-C, SIGTERM, `--count`, `--seconds`).
 It stores nothing, so it ACKs every reference-protocol frame at once. Port URLs are pyserial's
 (`/dev/ttyUSB0`, `socket://host:port`, `rfc2217://...`) or `usb:VID:PID[:SERIAL]` (hex ids).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,19 +25,19 @@ import click
 
 from drivers import messages as m
 from drivers.adapters import DEFAULT_BAUD as ASCII_BAUD
+from drivers.adapters import TextAdapter
 from drivers.adapters.beetek import BeetekAdapter
 from drivers.adapters.linecode import LineCodeAdapter
 from drivers.link import HostLink
 from drivers.registry import DeckRegistry, RegistryError
 from drivers.scanner import KINDS, ScannerTranslator
 from drivers.shuffler import ShufflerTranslator
+from drivers.transports import DEFAULT_BAUDRATE as SLP_BAUD
 from drivers.transports import (
-    DEFAULT_BAUDRATE as SLP_BAUD,
-)
-from drivers.transports import (
+    ConnectionStatus,
+    DeviceConnection,
     SerialTransport,
     Transport,
-    TransportError,
     UsbTransport,
 )
 from shoe_controller.inputs import (
@@ -109,19 +110,6 @@ def open_transport(url: str, baud: int) -> Transport:
     return SerialTransport(url, baudrate=baud)
 
 
-@dataclass(slots=True)
-class Session:
-    """What the monitor counts across reconnects."""
-
-    opens: int = 0
-    open_failures: int = 0
-    losses: int = 0
-    silences: int = 0
-    inputs: int = 0
-    last_error: str | None = None
-    types: dict[str, int] = field(default_factory=dict)
-
-
 class Monitor:
     """One device: a protocol object (link or adapter), its translator, a printer."""
 
@@ -135,17 +123,19 @@ class Monitor:
         device: str | None,
         emit: Callable[[dict[str, Any], str], None],
         heartbeats: bool = False,
+        silence_timeout: float = SILENCE_TIMEOUT,
     ) -> None:
         self.protocol_name = protocol
-        self.transport = transport
         self.emit = emit
         self.heartbeats = heartbeats
-        self.session = Session()
-        self.stopping = False
+        self.inputs = 0
+        self.types: dict[str, int] = {}
+        self.last_error: str | None = None  # as shown in the last status line
+        self._count: int | None = None
         name = device or ("shuffler" if kind in ("shuffler", "shuffler_dealer") else "scanner")
         self.device = name
         self.link: HostLink | None = None
-        self.adapter: BeetekAdapter | LineCodeAdapter | None = None
+        self.adapter: TextAdapter | None = None
         if protocol == "slp":
             self.link = HostLink()
             if kind in ("rfid", "optical"):
@@ -155,58 +145,44 @@ class Monitor:
         else:
             cls = BeetekAdapter if protocol == "beetek" else LineCodeAdapter
             self.adapter = cls(device=name, kind=kind or "optical")
-        protocol = self.link if self.link is not None else self.adapter
-        assert protocol is not None
-        self._protocol: HostLink | BeetekAdapter | LineCodeAdapter = protocol
+        self.connection: DeviceConnection[Any] = DeviceConnection(
+            transport,
+            self.link if self.link is not None else self.adapter,
+            # the ASCII shoes send no heartbeat: quiet is not silence
+            silence_timeout=silence_timeout if self.link is not None else math.inf,
+            backoff_initial=BACKOFF_INITIAL,
+            backoff_max=BACKOFF_MAX,
+            on_status=self._on_status,
+        )
+
+    @property
+    def transport(self) -> Transport:
+        return self.connection.transport
 
     def run(self, *, count: int | None, seconds: float | None) -> None:
-        """Connect, print, reconnect with backoff, until stopped, `count` inputs or `seconds`."""
-        deadline = None if seconds is None else time.monotonic() + seconds
+        """Connect, print, reconnect with backoff, until stopped, `count` inputs or `seconds`.
+
+        SIGTERM and SIGINT stop it after the current read (statistics still print)."""
         self._count = count
-        backoff = BACKOFF_INITIAL
-        while not self._done(deadline):
-            try:
-                self.transport.open()
-            except TransportError as error:
-                self.session.open_failures += 1
-                self.session.last_error = str(error)
-                self._status("open_failed", str(error))
-                self._sleep(backoff, deadline)
-                backoff = min(backoff * 2, BACKOFF_MAX)
-                continue
-            backoff = BACKOFF_INITIAL
-            self.session.opens += 1
-            self._status("connected", self.transport.name)
-            try:
-                self._connected_session(deadline)
-            except TransportError as error:
-                self.session.losses += 1
-                self.session.last_error = str(error)
-                self._status("lost", str(error))
-            finally:
-                self._protocol.connection_lost()
-                self.transport.close()
-            if not self._done(deadline):
-                self._sleep(backoff, deadline)
-        if self.adapter is not None:  # a message cut off by the end of the connection
-            for reading in self.adapter.poll(time.monotonic()):
-                self._show(self.adapter.translate(reading, time.time()))
+        if seconds is not None and seconds <= 0:
+            return  # the time is up before the port is even opened
+        asyncio.run(self._watch(seconds))
 
     def statistics(self) -> dict[str, Any]:
-        session = self.session
+        connection = self.connection.stats
         out: dict[str, Any] = {
             "type": "stats",
             "protocol": self.protocol_name,
             "port": self.transport.name,
             "connection": {
-                "opens": session.opens,
-                "open_failures": session.open_failures,
-                "losses": session.losses,
-                "silences": session.silences,
-                "last_error": session.last_error,
+                "opens": connection.opens,
+                "open_failures": connection.open_failures,
+                "losses": connection.reconnects,  # sessions ended by loss or silence
+                "silences": connection.silences,
+                "last_error": self.last_error,
             },
-            "inputs": session.inputs,
-            "by_type": dict(sorted(session.types.items())),
+            "inputs": self.inputs,
+            "by_type": dict(sorted(self.types.items())),
         }
         if self.link is not None:
             out["link"] = self.link.stats.as_dict()
@@ -222,36 +198,43 @@ class Monitor:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _connected_session(self, deadline: float | None) -> None:
-        link, adapter = self.link, self.adapter
-        if link is not None:
-            link.connection_made()
-        if adapter is not None:
-            self._show(adapter.connected(time.time()))
-        last_frames, last_activity = -1, time.monotonic()
-        while not self._done(deadline):
-            data = self.transport.read()
-            now = time.monotonic()
-            if link is not None:
-                for delivery in link.receive_data(data) if data else []:
-                    self._message(delivery.message)
-                    link.ack(delivery.handle)  # stored nothing, so nothing to wait for
-                link.poll(now)
-                if link.frames_received != last_frames:
-                    last_frames, last_activity = link.frames_received, now
-                elif now - last_activity > SILENCE_TIMEOUT:
-                    self.session.silences += 1
-                    raise TransportError(f"no frame for {now - last_activity:.1f} s")
-                outgoing = link.bytes_to_send()
-            else:
-                assert adapter is not None
-                readings = adapter.receive_data(data) if data else []
-                readings += adapter.poll(now)
-                for reading in readings:
-                    self._show(adapter.translate(reading, time.time()))
-                outgoing = adapter.bytes_to_send()
-            if outgoing:
-                self.transport.write(outgoing)
+    async def _watch(self, seconds: float | None) -> None:
+        loop = asyncio.get_running_loop()
+        stop = self.connection.stop
+        signals = (signal.SIGTERM, signal.SIGINT)
+        for signum in signals:
+            loop.add_signal_handler(signum, stop)
+        timer = None if seconds is None else loop.call_later(seconds, stop)
+        try:
+            async for item in self.connection.messages():
+                if self.link is not None:
+                    self._message(item.message)
+                    self.link.ack(item.handle)  # stored nothing, so nothing to wait for
+                else:
+                    assert self.adapter is not None
+                    self._show(self.adapter.translate(item, time.time()))
+            if self.adapter is not None:  # a message cut off by the end of the connection
+                for reading in self.adapter.poll(time.monotonic()):
+                    self._show(self.adapter.translate(reading, time.time()))
+        finally:
+            if timer is not None:
+                timer.cancel()
+            for signum in signals:
+                loop.remove_signal_handler(signum)
+
+    def _on_status(self, status: ConnectionStatus, detail: str | None) -> None:
+        if status is ConnectionStatus.STOPPED:
+            return
+        if status is ConnectionStatus.CONNECTED:
+            self._status("connected", self.transport.name)
+            if self.adapter is not None:
+                self._show(self.adapter.connected(time.time()))
+            return
+        if status is ConnectionStatus.SILENT and detail is not None:
+            # Shown as a lost device, as always; the connected line already named the port.
+            detail = detail.removeprefix(f"{self.transport.name}: ")
+        self.last_error = detail
+        self._status("open_failed" if status is ConnectionStatus.OPEN_FAILED else "lost", detail)
 
     def _message(self, message: m.Message) -> None:
         if isinstance(message, m.Heartbeat) and self.heartbeats:
@@ -260,41 +243,19 @@ class Monitor:
 
     def _show(self, items: list[Input]) -> None:
         for item in items:
-            if self._count is not None and self.session.inputs >= self._count:
-                return
-            self.session.inputs += 1
-            self.session.types[item.TYPE] = self.session.types.get(item.TYPE, 0) + 1
+            if self._counted_out():
+                break
+            self.inputs += 1
+            self.types[item.TYPE] = self.types.get(item.TYPE, 0) + 1
             self.emit(input_record(item), describe(item))
+        if self._counted_out():
+            self.connection.stop()
+
+    def _counted_out(self) -> bool:
+        return self._count is not None and self.inputs >= self._count
 
     def _status(self, status: str, detail: str | None) -> None:
         self.emit({"type": "link", "status": status, "detail": detail}, f"-- {status}: {detail}")
-
-    def _done(self, deadline: float | None) -> bool:
-        if self.stopping:
-            return True
-        if self._count is not None and self.session.inputs >= self._count:
-            return True
-        return deadline is not None and time.monotonic() >= deadline
-
-    def _sleep(self, seconds: float, deadline: float | None) -> None:
-        end = time.monotonic() + seconds
-        while not self._done(deadline) and time.monotonic() < end:
-            time.sleep(min(0.05, max(0.0, end - time.monotonic())))
-
-
-@contextmanager
-def _stop_on_signals(monitor: Monitor) -> Iterator[None]:
-    """SIGTERM and SIGINT end the monitor after the current read (statistics still print)."""
-
-    def stop(_signum: int, _frame: object) -> None:
-        monitor.stopping = True
-
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _printer(as_json: bool, out: TextIO) -> Callable[[dict[str, Any], str], None]:
@@ -351,15 +312,14 @@ def monitor_command(
         emit=emit,
         heartbeats=heartbeats,
     )
-    with _stop_on_signals(monitor):
-        try:
-            monitor.run(count=count, seconds=seconds)
-        finally:
-            stats = monitor.statistics()
-            if as_json:
-                emit(stats, "")
-            else:
-                emit({}, "statistics:\n" + json.dumps(stats, indent=2))
+    try:
+        monitor.run(count=count, seconds=seconds)
+    finally:
+        stats = monitor.statistics()
+        if as_json:
+            emit(stats, "")
+        else:
+            emit({}, "statistics:\n" + json.dumps(stats, indent=2))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from driver_support import feed, feed_in_random_chunks, read_pty
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from drivers.adapters.beetek import (
     encode_warning,
 )
 from drivers.sim import ascii as sim
-from drivers.transports import SerialTransport
 from shoe_controller.cards import Card, full_deck, parse_card
 from shoe_controller.inputs import CardDrawn, DeviceConnected, DeviceFault
 
@@ -32,12 +32,7 @@ safe_noise = st.binary(max_size=12).map(
 
 def decode(data: bytes, *, step: int = 0) -> tuple[list[Reading], BeetekAdapter]:
     adapter = BeetekAdapter()
-    if step <= 0:
-        return adapter.receive_data(data), adapter
-    readings: list[Reading] = []
-    for start in range(0, len(data), step):
-        readings += adapter.receive_data(data[start : start + step])
-    return readings, adapter
+    return feed(adapter, data, step=step), adapter
 
 
 @pytest.mark.parametrize(
@@ -224,12 +219,7 @@ def test_cards_in_noise_and_any_chunking_arrive_exactly(
         noise + encode_card(card, burn=burn, ten=ten) for noise, card, burn, ten in steps
     )
     adapter = BeetekAdapter()
-    readings: list[Reading] = []
-    position = 0
-    while position < len(data):
-        size = rng.randint(1, 40)
-        readings += adapter.receive_data(data[position : position + size])
-        position += size
+    readings = feed_in_random_chunks(adapter, data, rng, largest=40)
     assert [(r.card, r.burn) for r in readings] == [(card, burn) for _, card, burn, _ in steps]
     assert adapter.stats.garbled == 0
 
@@ -245,17 +235,8 @@ def test_a_shoe_over_a_real_pty_from_another_process() -> None:
         "--protocol", "beetek", "--cards", args, "--pace", "0", "--seed", "5",
         "--chunk-max", "7", "--chunk-gap", "0.0005", "--noise", "0.4", "--ten", "mixed",
     ) as running:  # fmt: skip
-        port = SerialTransport(running.path, baudrate=9600, read_timeout=0.05)
-        port.open()
         adapter = BeetekAdapter()
-        readings: list[Reading] = []
-        try:
-            for _ in range(2000):  # a bound on reads, in case the simulator dies
-                readings += adapter.receive_data(port.read())
-                if len(readings) >= len(items):
-                    break
-        finally:
-            port.close()
+        readings = read_pty(running.path, adapter, len(items))
     cards_read = [r for r in readings if isinstance(r, CardRead)]
     assert [(r.card, r.burn) for r in cards_read[:2]] == [
         (parse_card("AS"), True),

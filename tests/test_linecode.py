@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 
 import pytest
+from driver_support import feed, feed_in_random_chunks, read_pty
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.adapters import GARBLED, CardRead, GarbledRead, Reading
 from drivers.adapters.linecode import MAX_LINE, LineCodeAdapter, encode_card
 from drivers.sim import ascii as sim
-from drivers.transports import SerialTransport
 from shoe_controller.cards import Card, full_deck, parse_card
 from shoe_controller.inputs import CardDrawn, DeviceConnected, DeviceFault
 
@@ -21,12 +21,7 @@ terminators = st.sampled_from([b"\r\n", b"\r", b"\n", b"\n\n", b"\r\n\r\n"])
 
 def decode(data: bytes, *, step: int = 0) -> tuple[list[Reading], LineCodeAdapter]:
     adapter = LineCodeAdapter()
-    if step <= 0:
-        return adapter.receive_data(data), adapter
-    readings: list[Reading] = []
-    for start in range(0, len(data), step):
-        readings += adapter.receive_data(data[start : start + step])
-    return readings, adapter
+    return feed(adapter, data, step=step), adapter
 
 
 @pytest.mark.parametrize(
@@ -140,12 +135,7 @@ def test_any_chunking_delivers_every_card(
 ) -> None:
     data = b"".join(encode_card(card, end) for card, end in steps)
     adapter = LineCodeAdapter()
-    readings: list[Reading] = []
-    position = 0
-    while position < len(data):
-        size = rng.randint(1, 9)
-        readings += adapter.receive_data(data[position : position + size])
-        position += size
+    readings = feed_in_random_chunks(adapter, data, rng, largest=9)
     assert [r.card for r in readings] == [card for card, _ in steps]
 
 
@@ -156,17 +146,8 @@ def test_a_shoe_over_a_real_pty_from_another_process() -> None:
         "--protocol", "linecode", "--decks", "2", "--seed", "23", "--pace", "0",
         "--chunk-max", "2", "--chunk-gap", "0.0002", "--end", "mixed", "--noise", "0.3",
     ) as running:  # fmt: skip
-        port = SerialTransport(running.path, baudrate=9600, read_timeout=0.05)
-        port.open()
         adapter = LineCodeAdapter()
-        readings: list[Reading] = []
-        try:
-            for _ in range(2000):  # a bound on reads, in case the simulator dies
-                readings += adapter.receive_data(port.read())
-                if len(readings) >= len(expected):
-                    break
-        finally:
-            port.close()
+        readings = read_pty(running.path, adapter, len(expected))
     assert [r.card for r in readings] == expected
     assert adapter.stats.garbled == 0
 

@@ -152,6 +152,16 @@ def deliver(source: DeviceLink | HostLink, target: DeviceLink | HostLink) -> lis
     return target.receive_data(source.bytes_to_send())
 
 
+def in_session() -> tuple[DeviceLink, HostLink]:
+    """A device and a host after HELLO was delivered, stored and ACKed."""
+    device, host = pair()
+    device.start_session(HELLO)
+    for delivery in deliver(device, host):
+        host.ack(delivery.handle)
+    deliver(host, device)
+    return device, host
+
+
 def test_host_acks_only_once_the_application_stored_the_message() -> None:
     device, host = pair()
     device.start_session(HELLO)
@@ -180,11 +190,7 @@ def test_host_acks_only_once_the_application_stored_the_message() -> None:
 def test_a_released_delivery_comes_again_with_the_resend() -> None:
     # The journal could not store the card (disk full): the host releases it unACKed, and
     # the device's retransmission is delivered again instead of being taken as a duplicate.
-    device, host = pair()
-    device.start_session(HELLO)
-    for delivery in deliver(device, host):
-        host.ack(delivery.handle)
-    deliver(host, device)
+    device, host = in_session()
     device.send(card(1))
     (first,) = deliver(device, host)
     host.release(first.handle)
@@ -199,11 +205,7 @@ def test_a_released_delivery_comes_again_with_the_resend() -> None:
 
 
 def test_duplicate_of_last_accepted_is_acked_again_not_delivered() -> None:
-    device, host = pair()
-    device.start_session(HELLO)
-    for delivery in deliver(device, host):
-        host.ack(delivery.handle)
-    deliver(host, device)
+    device, host = in_session()
     device.send(card(1))
     frame = device.bytes_to_send()
     (delivery,) = host.receive_data(frame)
@@ -237,11 +239,7 @@ def test_hello_with_new_boot_id_starts_a_new_session_and_same_boot_id_is_acked_o
 
 
 def test_restarted_host_with_restored_session_recognises_the_retransmission() -> None:
-    device, host = pair()
-    device.start_session(HELLO)
-    for delivery in deliver(device, host):
-        host.ack(delivery.handle)
-    deliver(host, device)
+    device, host = in_session()
     device.send(card(1))
     (stored,) = deliver(device, host)
     journal = stored.handle.session_after.to_dict()  # stored with the card, then the host dies
@@ -262,11 +260,7 @@ def test_restarted_host_with_restored_session_recognises_the_retransmission() ->
 
 def test_restarted_host_without_session_delivers_again() -> None:
     """The contrast case: without the stored session the retransmission looks new."""
-    device, host = pair()
-    device.start_session(HELLO)
-    for delivery in deliver(device, host):
-        host.ack(delivery.handle)
-    deliver(host, device)
+    device, host = in_session()
     device.send(card(1))
     deliver(device, host)
     device.poll(0.0)
@@ -367,11 +361,7 @@ def test_ack_and_nak_cannot_be_sent_by_the_application() -> None:
 
 
 def test_host_commands_reach_the_device_and_are_acked_at_once() -> None:
-    device, host = pair()
-    device.start_session(HELLO)
-    for delivery in deliver(device, host):
-        host.ack(delivery.handle)
-    deliver(host, device)
+    device, host = in_session()
     host.send(Indicate(IndicatePattern.BURN, 3))
     (command,) = deliver(host, device)
     assert command.message == Indicate(IndicatePattern.BURN, 3)

@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from drivers import messages as m
 from drivers.adapters import GARBLED
-from drivers.monitor import describe, input_record, monitor_command
+from drivers.link import encode_frame
+from drivers.messages import encode_message
+from drivers.monitor import Monitor, describe, input_record, monitor_command
 from drivers.registry import DeckRegistry
 from drivers.sim import ascii as sim
 from drivers.sim.process import SimProcess
+from drivers.transports import SerialTransport
 from shoe_controller.cards import parse_card
 from shoe_controller.inputs import CardDrawn, CardsMissed, DeviceFault
 
@@ -36,6 +43,21 @@ def monitor(*args: str) -> subprocess.CompletedProcess[str]:
         cwd=ROOT,
         check=False,
     )
+
+
+@contextmanager
+def monitor_process(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """The monitor running in the background, its stdout a pipe; killed if a test fails."""
+    process = subprocess.Popen([*MONITOR, *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    guard = threading.Timer(GUARD, process.kill)  # only so a broken run cannot hang
+    guard.start()
+    try:
+        yield process
+    finally:
+        guard.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
 
 
 def json_lines(text: str) -> list[dict[str, Any]]:
@@ -160,22 +182,14 @@ def test_without_a_registry_tags_are_shown_as_foreign(tmp_path: Path) -> None:
 
 
 def test_sigterm_stops_and_prints_statistics() -> None:
-    with sim.spawn("--protocol", "linecode", "--cards", "AS,QH", "--pace", "0") as running:
-        process = subprocess.Popen(
-            [*MONITOR, "--protocol", "linecode", "--port", running.path, "--json"],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
+    with (
+        sim.spawn("--protocol", "linecode", "--cards", "AS,QH", "--pace", "0") as running,
+        monitor_process("--protocol", "linecode", "--port", running.path, "--json") as process,
+    ):
         assert process.stdout is not None
-        guard = threading.Timer(GUARD, process.kill)  # only so a broken run cannot hang
-        guard.start()
-        try:
-            seen = [json.loads(process.stdout.readline()) for _ in range(4)]
-            process.send_signal(signal.SIGTERM)
-            rest, _ = process.communicate(timeout=GUARD)
-        finally:
-            guard.cancel()
+        seen = [json.loads(process.stdout.readline()) for _ in range(4)]
+        process.send_signal(signal.SIGTERM)
+        rest, _ = process.communicate(timeout=GUARD)
     assert [r.get("card") for r in seen if r["type"] == "card"] == ["AS", "QH"]
     assert process.returncode == 0
     stats = json.loads(rest.splitlines()[-1])
@@ -194,6 +208,90 @@ def test_a_missing_port_is_retried_until_the_time_is_up(tmp_path: Path) -> None:
     assert "no-such-tty" in lines[0]["detail"]
     assert lines[-1]["connection"]["open_failures"] >= 1
     assert lines[-1]["connection"]["opens"] == 0
+
+
+def test_no_time_to_watch_prints_only_the_statistics(tmp_path: Path) -> None:
+    port = str(tmp_path / "no-such-tty")
+    result = CliRunner().invoke(
+        monitor_command, ["--protocol", "linecode", "--port", port, "--json", "--seconds", "0"]
+    )
+    assert result.exit_code == 0, result.output
+    [stats] = json_lines(result.output)
+    assert stats["type"] == "stats"
+    assert stats["connection"]["opens"] == stats["connection"]["open_failures"] == 0
+
+
+def test_a_silent_slp_device_is_shown_as_lost_and_reopened() -> None:
+    """PROTOCOL.md: no frame within the silence timeout is a lost device (here 0.2 s, not 3)."""
+    records: list[dict[str, Any]] = []
+
+    def emit(record: dict[str, Any], _text: str) -> None:
+        records.append(record)
+        if sum(r.get("status") == "connected" for r in records) == 2:
+            watcher.connection.stop()  # reopened: enough seen
+
+    watcher = Monitor(
+        "slp",
+        SerialTransport("loop://"),  # opens fine, and no device ever speaks
+        kind=None,
+        registry=None,
+        device=None,
+        emit=emit,
+        silence_timeout=0.2,
+    )
+    watcher.run(count=None, seconds=GUARD)  # the time limit only guards against a hang
+    statuses = [(r["status"], r["detail"]) for r in records if r["type"] == "link"]
+    assert [status for status, _ in statuses] == ["connected", "lost", "connected"]
+    assert statuses[0][1] == "loop://"
+    assert statuses[1][1].startswith("no frame for ")  # the port is named by "connected"
+    stats = watcher.statistics()["connection"]
+    assert (stats["opens"], stats["losses"], stats["silences"]) == (2, 1, 1)
+    assert stats["last_error"] == statuses[1][1]
+
+
+def test_the_count_can_end_the_monitor_in_the_middle_of_one_message() -> None:
+    """--count 3 ends after the cards_missed of a card whose counter jumped (two inputs)."""
+    frames = [
+        encode_frame(seq, *encode_message(message))
+        for seq, message in enumerate(
+            [
+                m.Hello(m.DeviceKind.OPTICAL_SHOE, 7, "sim", "loop", "SN", "1"),
+                m.Card(1, rank=1, suit=0),
+                m.Card(4, rank=12, suit=1),  # counters 2 and 3 missed
+            ],
+            start=1,
+        )
+    ]
+    records: list[dict[str, Any]] = []
+
+    def emit(record: dict[str, Any], _text: str) -> None:
+        records.append(record)
+        if record.get("status") == "connected":  # loop:// gives them back as the device's
+            watcher.transport.write(b"".join(frames))
+
+    watcher = Monitor(
+        "slp",
+        SerialTransport("loop://"),
+        kind="optical",
+        registry=None,
+        device=None,
+        emit=emit,
+    )
+    guard_fired = threading.Event()
+
+    def guard() -> None:  # only so a broken run cannot hang: SIGINT stops the monitor
+        guard_fired.set()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(GUARD, guard)
+    timer.start()
+    try:
+        watcher.run(count=3, seconds=None)
+    finally:
+        timer.cancel()
+    assert not guard_fired.is_set()
+    assert [r["type"] for r in records] == ["link", "device_connected", "card", "cards_missed"]
+    assert watcher.statistics()["inputs"] == 3
 
 
 def test_a_bad_registry_is_a_usage_error_naming_the_line(tmp_path: Path) -> None:
@@ -215,39 +313,31 @@ def test_bad_usb_port_is_a_usage_error(port: str) -> None:
 
 def test_unplug_and_replug_mid_shoe_loses_and_repeats_nothing(tmp_path: Path) -> None:
     """The monitor reopens the vanished port with backoff; counters run on without a gap."""
-    with SimProcess(
-        "--device", "shoe", "--kind", "optical", "--manual", "--decks", "1", "--seed", "3",
-        "--pace", "0.01",
-        directory=tmp_path,
-    ) as device:  # fmt: skip
-        process = subprocess.Popen(
-            [*MONITOR, "--protocol", "slp", "--port", device.path, "--json"],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
+    with (
+        SimProcess(
+            "--device", "shoe", "--kind", "optical", "--manual", "--decks", "1", "--seed", "3",
+            "--pace", "0.01",
+            directory=tmp_path,
+        ) as device,
+        monitor_process("--protocol", "slp", "--port", device.path, "--json") as process,
+    ):  # fmt: skip
         assert process.stdout is not None
-        guard = threading.Timer(GUARD, process.kill)  # only so a broken run cannot hang
-        guard.start()
         records: list[dict[str, Any]] = []
 
         def read_cards(total: int) -> None:
             while sum(r["type"] == "card" for r in records) < total:
                 records.append(json.loads(process.stdout.readline()))  # type: ignore[union-attr]
 
-        try:
-            read_cards(0)
-            while not any(r.get("state") == "loaded" for r in records):
-                records.append(json.loads(process.stdout.readline()))
-            device.request("deal", count=10)
-            read_cards(10)
-            device.request("unplug", seconds=0.3)
-            device.request("deal", count=10)
-            read_cards(20)
-            process.send_signal(signal.SIGTERM)
-            rest, _ = process.communicate(timeout=GUARD)
-        finally:
-            guard.cancel()
+        read_cards(0)
+        while not any(r.get("state") == "loaded" for r in records):
+            records.append(json.loads(process.stdout.readline()))
+        device.request("deal", count=10)
+        read_cards(10)
+        device.request("unplug", seconds=0.3)
+        device.request("deal", count=10)
+        read_cards(20)
+        process.send_signal(signal.SIGTERM)
+        rest, _ = process.communicate(timeout=GUARD)
     statuses = [r["status"] for r in records if r["type"] == "link"]
     assert statuses[0] == "connected"
     assert "lost" in statuses

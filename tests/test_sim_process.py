@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import csv
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from driver_support import collect, counters, disturbed_once, watched_connection
 
 from drivers.link import HostLink
 from drivers.messages import (
@@ -26,29 +26,6 @@ from drivers.sim.process import SimProcess
 from drivers.transports import ConnectionStatus, DeviceConnection, SerialTransport
 
 pytestmark = pytest.mark.slow
-GUARD = 60.0  # seconds: only stops a hung test
-
-
-async def consume(
-    connection: DeviceConnection,
-    link: HostLink,
-    on_message: Callable[[list[Message]], bool],
-) -> list[Message]:
-    received: list[Message] = []
-
-    async def loop() -> None:
-        async for delivery in connection.messages():
-            received.append(delivery.message)
-            link.ack(delivery.handle)
-            if on_message(received):
-                connection.stop()
-
-    await asyncio.wait_for(loop(), GUARD)
-    return received
-
-
-def counters(received: list[Message]) -> list[int]:
-    return [m.counter for m in received if isinstance(m, Card)]
 
 
 def read_registry(directory: Path) -> dict[str, tuple[int, int, str]]:
@@ -67,25 +44,10 @@ def test_rfid_shoe_in_another_process_survives_unplug_mid_shoe(tmp_path: Path) -
         "--seed", "4", "--registry", str(registry_dir),
         directory=tmp_path,
     ).start()  # fmt: skip
-    link = HostLink()
-    statuses: list[ConnectionStatus] = []
-    connection = DeviceConnection(
-        SerialTransport(sim.path),
-        link,
-        backoff_initial=0.05,
-        on_status=lambda status, _: statuses.append(status),
-    )
-    unplugged = False
-
-    def on_message(received: list[Message]) -> bool:
-        nonlocal unplugged
-        if not unplugged and len(counters(received)) == 150:
-            unplugged = True
-            sim.request("unplug", seconds=0.4)
-        return Shoe(ShoeState.EMPTY) in received
-
+    connection, link, statuses = watched_connection(SerialTransport(sim.path), backoff_initial=0.05)
+    on_message = disturbed_once(150, lambda: sim.request("unplug", seconds=0.4))
     try:
-        received = asyncio.run(consume(connection, link, on_message))
+        received = asyncio.run(collect(connection, link, on_message))
         status = sim.request("status")
     finally:
         sim.stop()
@@ -102,14 +64,8 @@ def test_killed_simulator_is_reported_and_a_new_one_is_picked_up(tmp_path: Path)
     args = ("--device", "shoe", "--kind", "optical", "--decks", "1", "--pace", "0.002")
     first = SimProcess(*args, "--seed", "1", directory=tmp_path).start()
     second: SimProcess | None = None
-    link = HostLink()
-    statuses: list[ConnectionStatus] = []
-    connection = DeviceConnection(
-        SerialTransport(first.path),
-        link,
-        backoff_initial=0.05,
-        backoff_max=0.2,
-        on_status=lambda status, _: statuses.append(status),
+    connection, link, statuses = watched_connection(
+        SerialTransport(first.path), backoff_initial=0.05, backoff_max=0.2
     )
 
     def on_message(received: list[Message]) -> bool:
@@ -120,7 +76,7 @@ def test_killed_simulator_is_reported_and_a_new_one_is_picked_up(tmp_path: Path)
         return sum(isinstance(m, Shoe) and m.state == ShoeState.EMPTY for m in received) == 1
 
     try:
-        received = asyncio.run(consume(connection, link, on_message))
+        received = asyncio.run(collect(connection, link, on_message))
     finally:
         first.stop()
         if second is not None:
@@ -149,7 +105,7 @@ def test_shuffler_process_answers_a_shuffle_command(tmp_path: Path) -> None:
         return isinstance(received[-1], ShuffleDone)
 
     try:
-        received = asyncio.run(consume(connection, link, on_message))
+        received = asyncio.run(collect(connection, link, on_message))
         with pytest.raises(ControlError, match="deals no cards"):
             sim.request("deal", count=1)
     finally:

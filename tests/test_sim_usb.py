@@ -3,48 +3,23 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import pytest
 import usb.core
 import usb.util
+from driver_support import collect, counters, disturbed_once, optical_shoe, watched_connection
 
 from drivers.link import HostLink
-from drivers.messages import Card, DeviceKind, Hello, Message, Shoe, ShoeState
-from drivers.sim.devices import SimConfig, make_device
+from drivers.messages import Card, DeviceKind, Hello, Message
 from drivers.sim.usb import BULK_IN, BULK_OUT, VirtualUsbBackend, VirtualUsbDevice
-from drivers.transports import ConnectionStatus, DeviceConnection, TransportError, UsbTransport
+from drivers.transports import ConnectionStatus, TransportError, UsbTransport
 
 VID, PID = 0x1209, 0x5CAD
-GUARD = 60.0  # seconds: only stops a hung test
 
 
-def virtual(serial: str, **fields: object) -> VirtualUsbDevice:
-    options: dict[str, object] = {"kind": DeviceKind.OPTICAL_SHOE, "decks": 1, "pace": 0.002}
-    options.update(fields)
-    options["serial"] = serial
-    device = make_device(SimConfig(**options))  # type: ignore[arg-type]
+def virtual(serial: str, *, pace: float = 0.002, **fields: object) -> VirtualUsbDevice:
+    device = optical_shoe(pace=pace, serial=serial, **fields)
     return VirtualUsbDevice(device, vid=VID, pid=PID)
-
-
-def counters(received: list[Message]) -> list[int]:
-    return [m.counter for m in received if isinstance(m, Card)]
-
-
-async def consume(
-    connection: DeviceConnection, link: HostLink, on_message: Callable[[list[Message]], bool]
-) -> list[Message]:
-    received: list[Message] = []
-
-    async def loop() -> None:
-        async for delivery in connection.messages():
-            received.append(delivery.message)
-            link.ack(delivery.handle)
-            if on_message(received):
-                connection.stop()
-
-    await asyncio.wait_for(loop(), GUARD)
-    return received
 
 
 def test_pyusb_core_sees_a_vendor_interface_with_bulk_endpoints() -> None:
@@ -112,25 +87,16 @@ def test_an_unplugged_device_fails_reads_with_a_transport_error() -> None:
 def test_eight_deck_shoe_over_usb_with_unplug_and_replug() -> None:
     gadget = virtual("SHOE-8", decks=8, pace=0.001, kind=DeviceKind.RFID_SHOE)
     backend = VirtualUsbBackend([gadget])
-    link = HostLink()
-    statuses: list[ConnectionStatus] = []
-    connection = DeviceConnection(
-        UsbTransport(VID, PID, serial_number="SHOE-8", backend=backend),
-        link,
-        backoff_initial=0.05,
-        on_status=lambda status, _: statuses.append(status),
+    connection, link, statuses = watched_connection(
+        UsbTransport(VID, PID, serial_number="SHOE-8", backend=backend), backoff_initial=0.05
     )
-    unplugged = False
 
-    def on_message(received: list[Message]) -> bool:
-        nonlocal unplugged
-        if not unplugged and len(counters(received)) == 200:
-            unplugged = True
-            gadget.unplug()
-            asyncio.get_running_loop().call_later(0.3, gadget.plug)
-        return Shoe(ShoeState.EMPTY) in received
+    def unplug_for_a_while() -> None:
+        gadget.unplug()
+        asyncio.get_running_loop().call_later(0.3, gadget.plug)
 
-    received = asyncio.run(consume(connection, link, on_message))
+    on_message = disturbed_once(200, unplug_for_a_while)
+    received = asyncio.run(collect(connection, link, on_message))
     assert counters(received) == list(range(1, 417))
     assert len({m.uid for m in received if isinstance(m, Card)}) == 416
     assert ConnectionStatus.LOST in statuses

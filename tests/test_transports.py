@@ -7,14 +7,21 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from driver_support import (
+    GUARD,
+    collect,
+    counters,
+    disturbed_once,
+    optical_shoe,
+    shoe_empty,
+    watched_connection,
+)
 
 from drivers.link import HostLink
-from drivers.messages import Card, DeviceKind, Hello, Message, Shoe, ShoeState
-from drivers.sim.devices import SimConfig, make_device
+from drivers.messages import Hello
 from drivers.sim.pty import SimRunner
 from drivers.transports import (
     ConnectionStatus,
@@ -24,38 +31,10 @@ from drivers.transports import (
     TransportError,
 )
 
-GUARD = 60.0  # seconds: only stops a hung test, asserts nothing about speed
 
-
-def shoe_runner(tmp_path: Path, **fields: object) -> SimRunner:
-    options: dict[str, object] = {"kind": DeviceKind.OPTICAL_SHOE, "decks": 1, "pace": 0.003}
-    options.update(fields)
-    device = make_device(SimConfig(**options))  # type: ignore[arg-type]
+def shoe_runner(tmp_path: Path, *, pace: float = 0.003, **fields: object) -> SimRunner:
+    device = optical_shoe(pace=pace, **fields)
     return SimRunner(device, link_path=tmp_path / "shoe.tty").start()
-
-
-async def collect(
-    connection: DeviceConnection, link: HostLink, done: Callable[[list[Message]], bool]
-) -> list[Message]:
-    received: list[Message] = []
-
-    async def consume() -> None:
-        async for delivery in connection.messages():
-            received.append(delivery.message)  # "stored"
-            link.ack(delivery.handle)
-            if done(received):
-                connection.stop()
-
-    await asyncio.wait_for(consume(), GUARD)
-    return received
-
-
-def shoe_empty(received: list[Message]) -> bool:
-    return Shoe(ShoeState.EMPTY) in received
-
-
-def counters(received: list[Message]) -> list[int]:
-    return [m.counter for m in received if isinstance(m, Card)]
 
 
 def test_loop_url_moves_bytes() -> None:
@@ -91,11 +70,7 @@ def test_a_second_opener_is_refused(tmp_path: Path) -> None:
 
 def test_a_shoe_over_a_real_pty(tmp_path: Path) -> None:
     runner = shoe_runner(tmp_path)
-    link = HostLink()
-    statuses: list[ConnectionStatus] = []
-    connection = DeviceConnection(
-        SerialTransport(runner.path), link, on_status=lambda s, _: statuses.append(s)
-    )
+    connection, link, statuses = watched_connection(SerialTransport(runner.path))
     try:
         received = asyncio.run(collect(connection, link, shoe_empty))
     finally:
@@ -109,23 +84,10 @@ def test_a_shoe_over_a_real_pty(tmp_path: Path) -> None:
 
 def test_unplug_and_replug_mid_shoe_loses_and_doubles_nothing(tmp_path: Path) -> None:
     runner = shoe_runner(tmp_path, pace=0.005)
-    link = HostLink()
-    statuses: list[ConnectionStatus] = []
-    connection = DeviceConnection(
-        SerialTransport(runner.path),
-        link,
-        backoff_initial=0.05,
-        on_status=lambda s, _: statuses.append(s),
+    connection, link, statuses = watched_connection(
+        SerialTransport(runner.path), backoff_initial=0.05
     )
-    unplugged = False
-
-    def done(received: list[Message]) -> bool:
-        nonlocal unplugged
-        if not unplugged and len(counters(received)) == 20:
-            unplugged = True
-            runner.execute({"cmd": "unplug", "seconds": 0.3})
-        return shoe_empty(received)
-
+    done = disturbed_once(20, lambda: runner.execute({"cmd": "unplug", "seconds": 0.3}))
     try:
         received = asyncio.run(collect(connection, link, done))
     finally:
@@ -140,24 +102,10 @@ def test_unplug_and_replug_mid_shoe_loses_and_doubles_nothing(tmp_path: Path) ->
 
 def test_a_silent_device_is_reported_and_reopened(tmp_path: Path) -> None:
     runner = shoe_runner(tmp_path, pace=0.005)
-    link = HostLink()
-    statuses: list[ConnectionStatus] = []
-    connection = DeviceConnection(
-        SerialTransport(runner.path),
-        link,
-        silence_timeout=0.3,
-        backoff_initial=0.05,
-        on_status=lambda s, _: statuses.append(s),
+    connection, link, statuses = watched_connection(
+        SerialTransport(runner.path), silence_timeout=0.3, backoff_initial=0.05
     )
-    silenced = False
-
-    def done(received: list[Message]) -> bool:
-        nonlocal silenced
-        if not silenced and len(counters(received)) == 10:
-            silenced = True
-            runner.execute({"cmd": "silence", "seconds": 0.8})
-        return shoe_empty(received)
-
+    done = disturbed_once(10, lambda: runner.execute({"cmd": "silence", "seconds": 0.8}))
     try:
         received = asyncio.run(collect(connection, link, done))
     finally:
@@ -310,7 +258,7 @@ def test_pty_symlink_follows_replug(tmp_path: Path) -> None:
 
 def test_socket_url_reaches_a_device_behind_tcp() -> None:
     """``socket://`` (a serial server on the network): a real TCP server drives a sim device."""
-    device = make_device(SimConfig(kind=DeviceKind.OPTICAL_SHOE, decks=1, pace=0.002))
+    device = optical_shoe(pace=0.002)
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
     stop = threading.Event()

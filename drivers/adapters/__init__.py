@@ -1,9 +1,10 @@
-"""What the vendor ASCII adapters share: their readings, fault codes, statistics and inputs.
+"""What the vendor ASCII adapters share: readings, fault codes, statistics, the `TextAdapter` base.
 
 The vendor protocols (`beetek`, `linecode`) are sans-I/O like the reference link: feed bytes to
 `receive_data(data)` and get readings back, call `poll(now)` for the stale-text timer, and
 `bytes_to_send()` is always empty (the protocols are one-way). `translate(reading, now)` turns a
-reading into the typed inputs every other device produces. Neither protocol acknowledges
+reading into the typed inputs every other device produces. All of that is `TextAdapter`'s; a
+protocol module only decodes text. Neither protocol acknowledges
 anything, so a card lost on the wire cannot be detected here: docs/drivers.md says what that
 means for the operator.
 
@@ -15,8 +16,9 @@ NULs, stray symbols) is only counted in `AdapterStats.noise_bytes`.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
-from typing import Protocol
+from typing import ClassVar
 
 from shoe_controller.cards import Card
 from shoe_controller.inputs import CardDrawn, DeviceConnected, DeviceFault, Input
@@ -92,24 +94,6 @@ class AdapterStats:
         return asdict(self)
 
 
-class AsciiAdapter(Protocol):
-    """The shape both adapters share (and the transports' runner drives)."""
-
-    stats: AdapterStats
-
-    def receive_data(self, data: bytes) -> list[Reading]: ...
-
-    def bytes_to_send(self) -> bytes: ...
-
-    def poll(self, now: float) -> list[Reading]: ...
-
-    def translate(self, reading: Reading, now: float) -> list[Input]: ...
-
-    def connected(self, now: float) -> list[Input]: ...
-
-    def connection_lost(self) -> None: ...
-
-
 def shown(text: str) -> str:
     """Garbled text as quoted in faults and logs: printable, bounded."""
     quoted = text.encode("latin-1", "replace").decode("ascii", "backslashreplace")
@@ -142,6 +126,93 @@ def reading_to_inputs(reading: Reading, now: float, device: str) -> list[Input]:
     ]
 
 
-def connected_input(now: float, device: str, kind: str, vendor: str, model: str) -> DeviceConnected:
-    """ASCII shoes announce nothing: the port opening is the connection (docs/drivers.md)."""
-    return DeviceConnected(at=now, device=device, kind=kind, vendor=vendor, model=model)
+class TextAdapter(ABC):
+    """What every vendor ASCII adapter does around its decoder: statistics, the stale-text
+    timer, text cut off by a lost connection, and the typed inputs.
+
+    A protocol module supplies `VENDOR` and the two reasons below, and the hooks `_decode`
+    (new text in, readings out, keeping an unfinished message), `_give_up` (report the kept
+    text as never ended), `_waiting` and `buffered`.
+    """
+
+    VENDOR: ClassVar[str]  # DeviceConnected.vendor
+    MODEL: ClassVar[str] = "ASCII"
+    NEVER_ENDED: ClassVar[str]  # GarbledRead.reason of text that waited `stale_after` seconds
+    CUT_OFF: ClassVar[str]  # GarbledRead.reason of text in progress when the port went away
+
+    def __init__(
+        self, *, device: str = "scanner", kind: str = "optical", stale_after: float = STALE_AFTER
+    ) -> None:
+        self.device = device
+        self.kind = kind
+        self.stats = AdapterStats()
+        self._stale_after = stale_after
+        self._generation = 0  # bumps on every receive, to time a partial message
+        self._pending_since: float | None = None
+        self._pending_generation = -1
+        self._queued: list[Reading] = []  # reported on a lost connection, not yet returned
+
+    def receive_data(self, data: bytes) -> list[Reading]:
+        """Decode what `data` completes; a message split across calls is kept until its end."""
+        readings, self._queued = self._queued, []
+        if data:
+            self.stats.bytes_in += len(data)
+            self._generation += 1
+            readings += self._counted(self._decode(bytes(data).decode("latin-1")))
+        return readings
+
+    def bytes_to_send(self) -> bytes:
+        return b""  # the protocols are one-way: nothing is ever acknowledged
+
+    def poll(self, now: float) -> list[Reading]:
+        """Report a partial message that has waited `stale_after` seconds for its end."""
+        readings, self._queued = self._queued, []
+        if not self._waiting():
+            self._pending_since = None
+        elif self._pending_since is None or self._pending_generation != self._generation:
+            self._pending_since, self._pending_generation = now, self._generation
+        elif now - self._pending_since >= self._stale_after:
+            readings += self._flush(self.NEVER_ENDED)
+        return readings
+
+    def connection_lost(self) -> None:
+        """The port went away: a message in progress can never end, so it is reported (by the
+        next `receive_data` or `poll`) instead of being glued to the next connection's text."""
+        self._queued += self._flush(self.CUT_OFF)
+
+    def translate(self, reading: Reading, now: float) -> list[Input]:
+        return reading_to_inputs(reading, now, self.device)
+
+    def connected(self, now: float) -> list[Input]:
+        """ASCII shoes announce nothing: the port opening is the connection (docs/drivers.md)."""
+        return [
+            DeviceConnected(
+                at=now, device=self.device, kind=self.kind, vendor=self.VENDOR, model=self.MODEL
+            )
+        ]
+
+    @property
+    @abstractmethod
+    def buffered(self) -> int:
+        """Characters kept while waiting for the end of a message (bounded)."""
+
+    @abstractmethod
+    def _decode(self, text: str) -> list[Reading]:
+        """Readings completed by newly received `text` (latin-1: one char per byte)."""
+
+    @abstractmethod
+    def _give_up(self, reason: str) -> list[Reading]:
+        """Drop the text kept for an unfinished message, reporting it for `reason`."""
+
+    def _waiting(self) -> bool:
+        """Whether a message has begun and not ended (the stale timer runs meanwhile)."""
+        return self.buffered > 0
+
+    def _flush(self, reason: str) -> list[Reading]:
+        self._pending_since = None
+        return self._counted(self._give_up(reason))
+
+    def _counted(self, readings: list[Reading]) -> list[Reading]:
+        for reading in readings:
+            self.stats.count(reading)
+        return readings

@@ -21,16 +21,13 @@ from drivers.adapters import (
     SEVERITY_ERROR,
     SEVERITY_WARNING,
     STALE_AFTER,
-    AdapterStats,
     AlarmRead,
     CardRead,
     GarbledRead,
     Reading,
-    connected_input,
-    reading_to_inputs,
+    TextAdapter,
 )
 from shoe_controller.cards import Card, CardError, full_deck, parse_card
-from shoe_controller.inputs import Input
 
 __all__ = [
     "ALARM_BASE",
@@ -94,75 +91,31 @@ def encode_warning(code: int) -> bytes:
     return f"<W0x{code:02X}>".encode("ascii")
 
 
-class BeetekAdapter:
+class BeetekAdapter(TextAdapter):
     """One Beetek shoe's byte stream decoded into readings; keeps at most MAX_PENDING chars."""
+
+    VENDOR = "Beetek"
+    NEVER_ENDED = "message never ended"
+    CUT_OFF = "connection lost mid-message"
 
     def __init__(
         self, *, device: str = "scanner", kind: str = "optical", stale_after: float = STALE_AFTER
     ) -> None:
-        self.device = device
-        self.kind = kind
-        self.stats = AdapterStats()
-        self._stale_after = stale_after
+        super().__init__(device=device, kind=kind, stale_after=stale_after)
         self._text = ""  # undecoded tail: latin-1, so one char per byte
-        self._generation = 0  # bumps on every receive, to time a partial message
-        self._pending_since: float | None = None
-        self._pending_generation = -1
-        self._queued: list[Reading] = []  # reported on a lost connection, not yet returned
-
-    def receive_data(self, data: bytes) -> list[Reading]:
-        """Decode what `data` completes; a message split across calls is kept until its end."""
-        readings, self._queued = self._queued, []
-        if data:
-            self.stats.bytes_in += len(data)
-            self._generation += 1
-            self._text += bytes(data).decode("latin-1")
-            readings += self._counted(self._decode())
-        return readings
 
     @property
     def buffered(self) -> int:
-        """Characters kept while waiting for the end of a message (bounded)."""
         return len(self._text)
 
-    def bytes_to_send(self) -> bytes:
-        return b""  # the protocol is one-way: nothing is ever acknowledged
-
-    def poll(self, now: float) -> list[Reading]:
-        """Report a partial message that has waited `stale_after` seconds for its end."""
-        readings, self._queued = self._queued, []
-        if not self._text:
-            self._pending_since = None
-        elif self._pending_since is None or self._pending_generation != self._generation:
-            self._pending_since, self._pending_generation = now, self._generation
-        elif now - self._pending_since >= self._stale_after:
-            readings += self._flush("message never ended")
-        return readings
-
-    def connection_lost(self) -> None:
-        """The port went away: a message in progress can never end, so it is reported (by the
-        next `receive_data` or `poll`) instead of being glued to the next connection's text."""
-        self._queued += self._flush("connection lost mid-message")
-
-    def translate(self, reading: Reading, now: float) -> list[Input]:
-        return reading_to_inputs(reading, now, self.device)
-
-    def connected(self, now: float) -> list[Input]:
-        return [connected_input(now, self.device, self.kind, "Beetek", "ASCII")]
-
-    def _flush(self, reason: str) -> list[Reading]:
-        text, self._text, self._pending_since = self._text, "", None
+    def _give_up(self, reason: str) -> list[Reading]:
+        text, self._text = self._text, ""
         readings: list[Reading] = []
         self._noise(text, readings, reason=reason)
-        return self._counted(readings)
-
-    def _counted(self, readings: list[Reading]) -> list[Reading]:
-        for reading in readings:
-            self.stats.count(reading)
         return readings
 
-    def _decode(self) -> list[Reading]:
-        text, pos, out = self._text, 0, []
+    def _decode(self, text: str) -> list[Reading]:
+        text, pos, out = self._text + text, 0, []
         while True:
             start = text.find("<", pos)
             if start < 0:

@@ -217,7 +217,11 @@ class SimDevice:
 
     def next_wakeup(self, now: float) -> float:
         """When ``tick`` next has something to do (the runner may sleep until then)."""
-        times = [self._last_send + self.config.heartbeat]
+        times = []
+        if self.connected and self.link.pending == 0:
+            # as in tick(): no heartbeat while a frame waits for its ACK; an overdue
+            # heartbeat time must not wake the runner at once, over and over (a busy loop)
+            times.append(self._last_send + self.config.heartbeat)
         timer = self.link.next_timer()
         if timer is not None:
             times.append(timer)
@@ -226,7 +230,7 @@ class SimDevice:
         behaviour = self.next_behaviour()
         if behaviour is not None:
             times.append(behaviour)
-        return max(now, min(times))
+        return max(now, min(times)) if times else now + self.config.heartbeat
 
     # -- what subclasses do ---------------------------------------------------------------
 
@@ -532,24 +536,14 @@ class ShuffleUnit:
         return done
 
 
-class ShufflerSim(SimDevice):
-    """A batch shuffler (kind 3): SHUFFLE → SHUFFLE_STARTED, then SHUFFLE_DONE with the check."""
+class _Shuffling:
+    """What both shuffling devices answer about their `ShuffleUnit` (the control's `check`)."""
 
-    def __init__(self, config: SimConfig) -> None:
-        super().__init__(config)
-        self.unit = ShuffleUnit(config.shuffle_time)
-        self.ready = False
+    unit: ShuffleUnit
 
     @property
     def shuffle_id(self) -> int:
         return self.unit.shuffle_id
-
-    def on_shuffle(self, decks: int) -> None:
-        self.start_shuffle(decks)
-
-    def start_shuffle(self, decks: int | None = None) -> None:
-        self.ready = False
-        self.send(self.unit.start(self.config.decks if decks is None else decks, self.now))
 
     def set_next_check(
         self,
@@ -559,6 +553,22 @@ class ShufflerSim(SimDevice):
     ) -> None:
         """What the next SHUFFLE_DONE reports (missing/extra cards as (rank, suit))."""
         self.unit.next_check = DeckCheck(result, list(missing), list(extra))
+
+
+class ShufflerSim(_Shuffling, SimDevice):
+    """A batch shuffler (kind 3): SHUFFLE → SHUFFLE_STARTED, then SHUFFLE_DONE with the check."""
+
+    def __init__(self, config: SimConfig) -> None:
+        super().__init__(config)
+        self.unit = ShuffleUnit(config.shuffle_time)
+        self.ready = False
+
+    def on_shuffle(self, decks: int) -> None:
+        self.start_shuffle(decks)
+
+    def start_shuffle(self, decks: int | None = None) -> None:
+        self.ready = False
+        self.send(self.unit.start(self.config.decks if decks is None else decks, self.now))
 
     def next_behaviour(self) -> float | None:
         return self.unit.done_at
@@ -578,7 +588,7 @@ class ShufflerSim(SimDevice):
         return status
 
 
-class ShufflerDealerSim(ShoeSim):
+class ShufflerDealerSim(_Shuffling, ShoeSim):
     """A continuous shuffler-dealer (kind 4, R2.5): shuffles, then deals every card face up.
 
     No cut card, no SHOE frames. The counter restarts at 1 after each SHUFFLE_DONE; when its
@@ -588,18 +598,6 @@ class ShufflerDealerSim(ShoeSim):
     def __init__(self, config: SimConfig) -> None:
         super().__init__(config)
         self.unit = ShuffleUnit(config.shuffle_time)
-
-    @property
-    def shuffle_id(self) -> int:
-        return self.unit.shuffle_id
-
-    def set_next_check(
-        self,
-        result: ShuffleResult | None = None,
-        missing: Iterable[tuple[int, int]] = (),
-        extra: Iterable[tuple[int, int]] = (),
-    ) -> None:
-        self.unit.next_check = DeckCheck(result, list(missing), list(extra))
 
     def on_start(self) -> None:
         if self.config.autoload:
