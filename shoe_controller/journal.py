@@ -34,7 +34,7 @@ import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -588,27 +588,20 @@ class Journal:
         except sqlite3.Error as exc:
             raise _journal_error(exc, self.path) from exc
 
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A read transaction: several SELECTs see one snapshot."""
-        try:
-            self._conn.execute("BEGIN")
-            yield self._conn
-            self._conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self._rollback_quietly()
-            raise _journal_error(exc, self.path) from exc
-        except BaseException:
-            self._rollback_quietly()
-            raise
+        return self._transaction("BEGIN")
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         """BEGIN IMMEDIATE ... COMMIT; any failure rolls the whole transaction back."""
         if self.read_only:
             raise JournalError(f"journal {self.path} is open read-only")
+        return self._transaction("BEGIN IMMEDIATE")
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
         try:
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.execute(begin)
             yield self._conn
             self._conn.execute("COMMIT")
         except sqlite3.Error as exc:
