@@ -34,7 +34,14 @@ from drivers.transports import (
     UsbTransport,
 )
 from shoe_controller.config import DeviceSection
-from shoe_controller.inputs import DeviceLost, Input
+from shoe_controller.inputs import (
+    DeviceConnected,
+    DeviceLost,
+    Input,
+    InputError,
+    input_from_json,
+    input_to_json,
+)
 
 log = structlog.get_logger("devices")
 
@@ -87,6 +94,12 @@ class DeviceRunner:
         self._clock = clock
         self._options = options or DeviceOptions()
         self._lost_reported = True  # nothing to report until it was connected once
+        # The device's last HELLO as an input (JSON), kept with the link state. A device
+        # that comes back with the same boot_id (unplugged, or this process restarted)
+        # sends a HELLO the link only ACKs (PROTOCOL.md: a retransmission): so the first
+        # frame after a (re)connection says the device is back, with this identity.
+        self._identity: dict[str, Any] | None = None
+        self._announce = True
         self.status = "starting"
         registry = DeckRegistry.load(Path(section.registry)) if section.registry else None
         if section.protocol == "slp":
@@ -127,12 +140,33 @@ class DeviceRunner:
             self._link.restore_session(SessionState.from_dict(saved["session"]))
         if "translator" in saved:
             self.translator.restore_state(saved["translator"])
+        if isinstance(saved.get("identity"), dict):
+            self._identity = saved["identity"]
 
-    def _link_state(self, delivery: Delivery) -> dict[str, Any]:
-        return {
+    def _link_state(self, delivery: Delivery, identity: dict[str, Any] | None) -> dict[str, Any]:
+        state = {
             "session": delivery.handle.session_after.to_dict(),
             "translator": self.translator.export_state(),
         }
+        if identity is not None:
+            state["identity"] = identity
+        return state
+
+    def _with_identity(
+        self, inputs: list[Input], now: float
+    ) -> tuple[list[Input], dict[str, Any] | None]:
+        """The inputs, led by a DeviceConnected when the device is back without a new HELLO;
+        and the identity to keep."""
+        connected = [item for item in inputs if isinstance(item, DeviceConnected)]
+        if connected:
+            return inputs, input_to_json(connected[-1])
+        if self._announce and self._identity is not None:
+            try:
+                again = input_from_json({**self._identity, "at": now})
+            except InputError:  # a stored identity from another version: wait for a HELLO
+                return inputs, None
+            return [again, *inputs], self._identity
+        return inputs, self._identity
 
     # ---------------------------------------------------------------- running
 
@@ -153,13 +187,17 @@ class DeviceRunner:
     def _on_delivery(self, delivery: Delivery) -> None:
         assert self._link is not None
         before = self.translator.export_state()
-        inputs = self.translator.translate(delivery.message, self._clock())
+        now = self._clock()
+        inputs, identity = self._with_identity(
+            self.translator.translate(delivery.message, now), now
+        )
         try:
-            self._store(inputs, self._link_state(delivery))
+            self._store(inputs, self._link_state(delivery, identity))
         except StorageFailedError:
             self.translator.restore_state(before)
             self._link.release(delivery.handle)
             raise
+        self._identity, self._announce = identity, False
         self._link.ack(delivery.handle)
 
     def send(self, message: Any) -> None:
@@ -183,6 +221,7 @@ class DeviceRunner:
                 self._store_quietly(self.translator.connected(now))
             else:
                 # Re-synchronise: the shoe tells its state and active faults (PROTOCOL.md).
+                self._announce = True
                 self._link.send(self.translator.status_request())
         elif status in (ConnectionStatus.LOST, ConnectionStatus.SILENT):
             log.warning("device lost", device=self.name, reason=detail)
@@ -209,5 +248,5 @@ class DeviceRunner:
         if self._link is not None:
             out["link"] = self._link.stats.as_dict()
         else:
-            out["adapter"] = dict(vars(self.translator.stats))
+            out["adapter"] = self.translator.stats.as_dict()
         return out

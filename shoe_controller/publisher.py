@@ -196,7 +196,10 @@ class Publisher:
         """Deliver until `stop()` or cancellation. Never raises for delivery failures."""
         self._loop = asyncio.get_running_loop()
         try:
-            async with self._client() as client:
+            # Built in a thread: httpx loads the CA bundle for its SSL context (~0.4 s on a
+            # small PC), which would stall the loop, and with it the devices, at start-up.
+            client = await asyncio.to_thread(self._client)
+            async with client:
                 while not self._stopping.is_set():
                     try:
                         delivered_all = await self._step(client)

@@ -31,11 +31,15 @@ class Notifier:
         if not self._address:
             return False
         message = "\n".join(lines).encode("utf-8", "replace")
+        # Non-blocking: a listener that does not read (systemd busy or hung) fills the
+        # socket's small queue (net.unix.max_dgram_qlen, 10 by default), and a blocking send
+        # would then freeze the daemon's loop, devices and all. Better to drop one line.
+        flags = socket.SOCK_DGRAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            with socket.socket(socket.AF_UNIX, flags) as sock:
                 sock.sendto(message, self._address)
         except OSError:
-            return False  # systemd gone (shutting down): nothing useful to do about it
+            return False  # systemd gone (shutting down) or not reading: nothing to do about it
         return True
 
     def ready(self, status: str) -> bool:

@@ -1,0 +1,487 @@
+"""Benchmark: the whole daemon (`shoe-controller run`) with a shoe on a pty and a table server.
+
+Measures, in one run on this machine, with real processes:
+  1. latency from the last byte of a CARD frame written on the pty to
+     (a) the device's ACK (the card is durable in the journal: ACK after storage), and
+     (b) the table server storing the card's first event (its `received_at`),
+     p50/p99, at dealing pace (2 cards/s) and at 100 cards/s;
+  2. the daemon's RSS and CPU while idle (heartbeats only) and while dealing;
+  3. recovery: time from starting the daemon to READY (sd_notify) and to its
+     controller.started in the journal, with a full shoe (~400 cards) in the journal.
+Each is printed beside a baseline measured in the same run: a bare pty echo by another
+process, a bare SQLite commit (WAL, synchronous=FULL), a bare HTTP round trip to the same
+receiver, and a start with an empty journal.
+
+The shoe is our own small SLP device (drivers.link.DeviceLink on a pty), so that the moment
+the frame's last byte is written and the moment its ACK arrives are both seen here.
+
+Run: python bench/bench_daemon.py [--quick] [--dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import select
+import shutil
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import tty
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from drivers.link import DeviceLink, LinkConfig
+from drivers.messages import (
+    Card,
+    CardFlags,
+    DeviceKind,
+    Heartbeat,
+    Hello,
+    Message,
+    Shoe,
+    ShoeState,
+    StatusRequest,
+)
+from shoe_controller.rig import TABLE_ID, RigOptions, TableRig
+
+DEALING_PACE = 2.0  # cards a second, a brisk dealer
+FAST_RATE = 100.0  # cards a second
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def describe(name: str, samples: list[float]) -> tuple[float, float]:
+    p50, p99 = percentile(samples, 0.50), percentile(samples, 0.99)
+    print(
+        f"  {name:<52} p50 {p50 * 1e3:8.3f} ms   p99 {p99 * 1e3:8.3f} ms   "
+        f"max {max(samples) * 1e3:8.3f} ms   (n={len(samples)})"
+    )
+    return p50, p99
+
+
+def ratio(name: str, ours: tuple[float, float], base: tuple[float, float]) -> None:
+    print(f"    ratio to {name:<44} p50 {ours[0] / base[0]:7.1f}x   p99 {ours[1] / base[1]:7.1f}x")
+
+
+# ---------------------------------------------------------------------- the bench shoe
+
+
+class BenchShoe:
+    """A minimal reference-protocol shoe on a pty that times each CARD until its ACK."""
+
+    def __init__(self, link_path: Path, seed: int = 7) -> None:
+        self.master, self._slave = os.openpty()
+        tty.setraw(self._slave)  # kept open: the daemon closing its side loses nothing
+        os.set_blocking(self.master, False)
+        link_path.symlink_to(os.ttyname(self._slave))
+        self.link = DeviceLink(LinkConfig())
+        rng = random.Random(seed)
+        self.boot_id = rng.getrandbits(32)
+        self.cards = [(rank, suit) for _ in range(8) for rank in range(1, 14) for suit in range(4)]
+        rng.shuffle(self.cards)
+        self.counter = 0
+        self.state = ShoeState.REMOVED
+        self.born = time.monotonic()
+        self.last_send = 0.0
+        self.acked_at: float | None = None  # perf_counter of the read that brought the ACK
+
+    def close(self) -> None:
+        for fd in (self.master, self._slave):
+            os.close(fd)
+
+    # -- sending -------------------------------------------------------------------------
+
+    def hello(self) -> None:
+        self.link.start_session(
+            Hello(DeviceKind.OPTICAL_SHOE, self.boot_id, "bench", "bench-shoe", "BENCH1", "1.0")
+        )
+        self._flush()
+
+    def send(self, message: Message) -> tuple[float, float]:
+        """Send once nothing is in flight; (perf_counter, time) of the frame's last byte."""
+        self.pump_until(lambda: self.link.pending == 0)
+        self.link.send(message)
+        self.acked_at = None
+        return self._flush(), time.time()
+
+    def deal(self) -> tuple[int, float, float]:
+        rank, suit = self.cards[self.counter]
+        self.counter += 1
+        written, wall = self.send(Card(self.counter, CardFlags.NONE, rank, suit))
+        return self.counter, written, wall
+
+    def load(self) -> None:
+        self.state = ShoeState.LOADED
+        self.send(Shoe(ShoeState.LOADED))
+        self.pump_until(lambda: self.link.pending == 0)
+
+    def _flush(self) -> float:
+        data = self.link.bytes_to_send()
+        while data:
+            try:
+                written = os.write(self.master, data)
+            except BlockingIOError:
+                select.select([], [self.master], [], 0.05)
+                continue
+            data = data[written:]
+            self.last_send = time.monotonic()
+        return time.perf_counter()
+
+    # -- receiving -----------------------------------------------------------------------
+
+    def pump_until(self, done: Callable[[], bool], timeout: float = 30.0) -> None:
+        """Read, answer and resend until `done()`; heartbeats while idle (PROTOCOL.md)."""
+        deadline = time.monotonic() + timeout
+        while not done():
+            now = time.monotonic()
+            if now > deadline:
+                raise TimeoutError(f"the daemon did not answer; link {self.link.stats}")
+            self.step(min(deadline, now + 0.05))
+
+    def pump_for(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.step(end)
+
+    def step(self, until: float) -> None:
+        now = time.monotonic()
+        self.link.poll(now)
+        if self.link.pending == 0 and now - self.last_send >= 1.0:
+            self.link.send(Heartbeat(int((now - self.born) * 1000) & 0xFFFFFFFF))
+        self._flush()
+        wake = [until, self.last_send + 1.0]  # the next heartbeat is due then at the latest
+        timer = self.link.next_timer()
+        if timer is not None:
+            wake.append(timer)
+        wait = max(0.0, min(wake) - time.monotonic())
+        readable, _, _ = select.select([self.master], [], [], wait)
+        if not readable:
+            return
+        try:
+            data = os.read(self.master, 4096)
+        except (BlockingIOError, OSError):
+            return
+        arrived = time.perf_counter()
+        before = self.link.pending
+        deliveries = self.link.receive_data(data)
+        if self.link.pending < before:
+            self.acked_at = arrived
+        for delivery in deliveries:
+            if isinstance(delivery.message, StatusRequest):
+                self.link.send(Shoe(self.state))
+        self._flush()
+
+
+# ---------------------------------------------------------------------- baselines
+
+
+def bare_commits(path: Path, samples: int) -> list[float]:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)")
+    times = []
+    for n in range(samples):
+        start = time.perf_counter()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO t (body) VALUES (?)", (f'{{"card": "QH", "n": {n}}}',))
+        conn.execute("COMMIT")
+        times.append(time.perf_counter() - start)
+    conn.close()
+    return times
+
+
+ECHO = textwrap.dedent(
+    """
+    import os, sys, tty
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
+    tty.setraw(fd)
+    print("ready", flush=True)
+    while True:
+        data = os.read(fd, 4096)
+        if data.endswith(b"\\0"):
+            os.write(fd, b"\\6")
+    """
+)
+
+
+def pty_echo(samples: int) -> list[float]:
+    """Another process reads a CARD-sized frame from the pty and answers one byte."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    echo = subprocess.Popen(
+        [sys.executable, "-c", ECHO, os.ttyname(slave)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert echo.stdout is not None
+        echo.stdout.readline()
+        frame = bytes(range(1, 15)) + b"\0"  # a CARD frame is 15 bytes with its delimiter
+        times = []
+        for _ in range(samples):
+            start = time.perf_counter()
+            os.write(master, frame)
+            os.read(master, 16)
+            times.append(time.perf_counter() - start)
+            time.sleep(0.001)
+        return times
+    finally:
+        echo.kill()
+        echo.wait()
+        os.close(master)
+        os.close(slave)
+
+
+async def http_round_trips(url: str, samples: int) -> list[float]:
+    times = []
+    async with httpx.AsyncClient(base_url=url, trust_env=False) as client:
+        await client.get(f"/v1/tables/{TABLE_ID}/ack")  # connect once, like the publisher
+        for _ in range(samples):
+            start = time.perf_counter()
+            response = await client.get(f"/v1/tables/{TABLE_ID}/ack")
+            response.raise_for_status()
+            times.append(time.perf_counter() - start)
+    return times
+
+
+# ---------------------------------------------------------------------- the daemon
+
+
+class Usage:
+    """CPU time and RSS of a process, from /proc."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._cpu, self._wall = self.cpu(), time.monotonic()
+
+    def cpu(self) -> float:
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def report(self, name: str) -> None:
+        cpu, wall = self.cpu(), time.monotonic()
+        share = (cpu - self._cpu) / (wall - self._wall) * 100
+        print(f"  {name:<52} CPU {share:6.1f} %   RSS {self.rss_mb():6.1f} MB")
+        self._cpu, self._wall = cpu, wall
+
+
+class Notify:
+    """The socket systemd would give the daemon (NOTIFY_SOCKET)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(path))
+
+    def drain(self) -> None:
+        self.sock.setblocking(False)
+        try:
+            while True:
+                self.sock.recv(4096)
+        except BlockingIOError:
+            pass
+        self.sock.setblocking(True)
+
+    def wait_ready(self, timeout: float = 30.0) -> float:
+        self.sock.settimeout(timeout)
+        while b"READY=1" not in self.sock.recv(4096):
+            pass
+        return time.perf_counter()
+
+
+def timed_start(
+    rig: TableRig, notify: Notify, shoe: BenchShoe | None
+) -> tuple[float, float, float]:
+    """Start the daemon; seconds to READY, to its controller.started in the journal and,
+    with a shoe, to the ACK of the next card dealt (the table takes cards again)."""
+    notify.drain()
+    journal = rig.journal()
+    before = journal.last_seq() if journal is not None else 0
+    start = time.perf_counter()
+    rig.start_daemon({"NOTIFY_SOCKET": str(notify.path)}, wait=False)
+    ready = notify.wait_ready() - start
+    if shoe is None:
+        rig.wait_until(lambda: _started(rig, before), "controller.started")
+        return ready, time.perf_counter() - start, float("nan")
+    shoe.pump_until(lambda: _started(rig, before))  # answering the daemon, as a shoe would
+    started = time.perf_counter() - start
+    shoe.deal()
+    shoe.pump_until(lambda: shoe.acked_at is not None)
+    assert shoe.acked_at is not None
+    return ready, started, shoe.acked_at - start
+
+
+def _started(rig: TableRig, after_seq: int) -> bool:
+    journal = rig.journal()
+    return journal is not None and any(
+        event.type == "controller.started" for event in journal.events_after(after_seq, 10_000)
+    )
+
+
+def deal_phase(shoe: BenchShoe, rate: float, count: int) -> tuple[list[float], dict[int, float]]:
+    """Deal `count` cards at `rate` a second; ACK latencies and each counter's wall time."""
+    latencies, walls = [], {}
+    interval = 1.0 / rate
+    next_at = time.monotonic()
+    for _ in range(count):
+        if next_at > time.monotonic():
+            shoe.pump_for(next_at - time.monotonic())
+        next_at += interval
+        counter, written, wall = shoe.deal()
+        shoe.pump_until(lambda: shoe.acked_at is not None)
+        assert shoe.acked_at is not None
+        latencies.append(shoe.acked_at - written)
+        walls[counter] = wall
+    return latencies, walls
+
+
+def delivered_latencies(rig: TableRig, walls: dict[int, float]) -> list[float]:
+    """Card written on the pty to the table server storing the card's first event."""
+    journal = rig.journal()
+    assert journal is not None
+    first_seq = {}
+    for step in journal.replay_steps(1):
+        if step.input["type"] == "card" and step.events:
+            first_seq[step.input["counter"]] = step.events[0].seq
+    conn = sqlite3.connect(f"file:{rig.receiver_db}?mode=ro", uri=True)
+    received = dict(conn.execute("SELECT seq, received_at FROM events WHERE table_id = ?",
+                                 (TABLE_ID,)).fetchall())  # fmt: skip
+    conn.close()
+    return [
+        received[first_seq[counter]] - wall
+        for counter, wall in walls.items()
+        if counter in first_seq
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer samples")
+    parser.add_argument("--dir", default=None, help="where the files go (the journal's disk)")
+    parser.add_argument("--keep", action="store_true", help="keep the files (logs, journal)")
+    args = parser.parse_args(argv)
+    paced = 12 if args.quick else 40
+    fast = 400 - paced  # together about a full shoe, for the recovery measurement
+    idle_s = 3.0 if args.quick else 6.0
+    starts = 2 if args.quick else 4
+
+    directory = Path(tempfile.mkdtemp(prefix="bench-daemon-", dir=args.dir))
+    try:
+        run(directory, paced=paced, fast=fast, idle_s=idle_s, starts=starts)
+    finally:
+        if args.keep:
+            print(f"files kept in {directory}")
+        else:
+            shutil.rmtree(directory, ignore_errors=True)
+    return 0
+
+
+def run(directory: Path, *, paced: int, fast: int, idle_s: float, starts: int) -> None:
+    print(f"shoe-controller daemon, real processes (files in {directory.parent})")
+    print("\nbaselines")
+    commit = describe(
+        "bare SQLite commit (WAL, synchronous=FULL)", bare_commits(directory / "b.db", 300)
+    )
+    echo = describe("bare pty echo (frame out, 1 byte back, 2 processes)", pty_echo(300))
+    rig = TableRig(directory, RigOptions())
+    rig.directory.mkdir(exist_ok=True)
+    rig.key_file.write_text("bench secret\n")
+    notify = Notify(directory / "notify")
+    shoe: BenchShoe | None = None
+    try:
+        rig.start_receiver()
+        http = describe(
+            "bare HTTP round trip (GET .../ack, kept alive)",
+            asyncio.run(http_round_trips(rig.receiver_url, 300)),
+        )
+        empty = []
+        # Empty journals: the start-up cost itself (the scanner's port is not there yet: the
+        # daemon starts anyway and keeps trying it, as on a table PC).
+        for n in range(starts):
+            rig.use_journal(directory / f"empty{n}.db")
+            rig.write_config()
+            empty.append(timed_start(rig, notify, None))
+            rig.stop_daemon()
+        rig.use_journal(directory / "journal.db")
+        rig.write_config()
+        shoe = BenchShoe(rig.port_of("shoe"))
+        shoe.hello()
+        timed_start(rig, notify, shoe)
+        assert rig.daemon is not None
+        usage = Usage(rig.daemon.pid)
+        shoe.pump_until(lambda: shoe is not None and shoe.link.pending == 0)
+
+        print("\ndaemon resources")
+        shoe.pump_for(idle_s)
+        usage.report(f"idle, shoe connected ({idle_s:g} s)")
+        shoe.load()
+        paced_acks, walls = deal_phase(shoe, DEALING_PACE, paced)
+        usage.report(f"dealing {DEALING_PACE:g} cards/s ({paced} cards)")
+        fast_acks, fast_walls = deal_phase(shoe, FAST_RATE, fast)
+        usage.report(f"dealing {FAST_RATE:g} cards/s ({fast} cards)")
+        rig.wait_delivered()
+        paced_delivered = delivered_latencies(rig, walls)
+        fast_delivered = delivered_latencies(rig, fast_walls)
+
+        print("\n(a) CARD last byte on the pty -> device ACK (card durable)")
+        for name, samples in ((f"{DEALING_PACE:g}", paced_acks), (f"{FAST_RATE:g}", fast_acks)):
+            result = describe(f"at {name} cards/s", samples)
+            ratio("bare pty echo", result, echo)
+            ratio("bare pty echo + bare commit", result, (echo[0] + commit[0],
+                                                            echo[1] + commit[1]))  # fmt: skip
+        print("\n(b) CARD last byte on the pty -> event stored by the table server")
+        for name, samples, acks in (
+            (f"{DEALING_PACE:g}", paced_delivered, paced_acks),
+            (f"{FAST_RATE:g}", fast_delivered, fast_acks),
+        ):
+            result = describe(f"at {name} cards/s", samples)
+            ratio("bare HTTP round trip", result, http)
+            ack = (percentile(acks, 0.5), percentile(acks, 0.99))
+            ratio("(a) + bare HTTP round trip", result, (ack[0] + http[0], ack[1] + http[1]))
+
+        print("\nrecovery (start -> READY, start -> controller.started stored)")
+        journal = rig.journal()
+        assert journal is not None
+        inputs = journal.last_input()
+        full = []
+        for _ in range(starts):
+            rig.kill_daemon()  # SIGKILL mid-shoe: the open shoe is replayed
+            full.append(timed_start(rig, notify, shoe))
+        for index, name in ((0, "READY"), (1, "controller.started")):
+            base = statistics.median(sample[index] for sample in empty)
+            ours = statistics.median(sample[index] for sample in full)
+            print(f"  {name:<20} empty journal {base * 1e3:8.1f} ms   "
+                  f"full shoe ({inputs} inputs) {ours * 1e3:8.1f} ms   "
+                  f"ratio {ours / base:5.2f}x   (median of {starts})")  # fmt: skip
+        card = statistics.median(sample[2] for sample in full)
+        ready = statistics.median(sample[0] for sample in full)
+        print(f"  {'next card ACKed':<20} full shoe {card * 1e3:8.1f} ms from start, "
+              f"{(card - ready) * 1e3:6.1f} ms after READY (device re-synchronised)")  # fmt: skip
+    finally:
+        rig.close()
+        notify.sock.close()
+        if shoe is not None:
+            shoe.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

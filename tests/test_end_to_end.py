@@ -1,0 +1,331 @@
+"""End to end: simulated shoe on a pty, reference table server, the daemon; real processes.
+
+Each test deals a whole 8-deck shoe in lock step (shoe_controller.rig) and checks what the
+table server stored against the cards the simulator says it dealt (its `dealt` command):
+the burn (R2.2), every card's position (R7, R9), every round.result recomputed with
+shoe_controller.rules, the shoe's end (R3.1), every seq once and in order (PUSH_API.md),
+and the journal's card inputs, each counter exactly once. Then the same through a SIGKILL
+of the daemon mid-round, an unplugged scanner and a table server that is down for part of
+the shoe: no card or event may be lost or duplicated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shoe_controller.cards import burn_value
+from shoe_controller.rig import Dealt, RigOptions, TableRig
+from shoe_controller.rules import outcome, positions_of
+
+pytestmark = pytest.mark.slow
+
+CARD_TEXT = re.compile(r'"[A2-9TJQK][SHDC]"')  # a card identity, as JSON writes it
+# Events that would mean the table saw something other than a clean deal.
+TROUBLE = ("round.voided", "procedure.alert", "security.alert", "card.extra")
+
+
+@pytest.fixture
+def directory() -> Iterator[Path]:
+    # Not tmp_path: the simulators' control sockets need a path under 108 bytes.
+    with tempfile.TemporaryDirectory(prefix="e2e-") as name:
+        yield Path(name)
+
+
+def started_rig(directory: Path, **options: Any) -> TableRig:
+    return TableRig(directory, RigOptions(**options)).start()
+
+
+# ---------------------------------------------------------------------- checks
+
+
+def check_delivery(rig: TableRig) -> list[dict[str, Any]]:
+    """Every journal event reached the table server once, in seq order, unchanged."""
+    last = rig.wait_delivered()
+    received = rig.received_events()
+    assert [event["seq"] for event in received] == list(range(1, last + 1))
+    assert received == [event.to_wire() for event in rig.journal_events()]
+    return received
+
+
+def check_card_inputs(rig: TableRig, loads: Sequence[Sequence[Dealt]]) -> None:
+    """The journal holds each CARD frame the shoe sent exactly once, in order."""
+    stored = [
+        (item["counter"], item["card"]) for item in rig.journal_inputs() if item["type"] == "card"
+    ]
+    sent = [(dealt.counter, str(dealt.card)) for load in loads for dealt in load]
+    assert stored == sent
+
+
+def check_shoe(
+    events: Sequence[dict[str, Any]],
+    dealt: Sequence[Dealt],
+    *,
+    ended: bool,
+    alerts: Sequence[str] = (),
+    squeeze: bool = False,
+) -> int:
+    """One shoe's received events against the cards dealt from it; returns its rounds.
+
+    `alerts`: the procedure.alert codes the shoe must show, in order (and no other trouble).
+    """
+    cards = [item.card for item in dealt]
+    trouble = [event for event in events if event["type"] in TROUBLE]
+    assert [(event["type"], event["data"].get("code")) for event in trouble] == [
+        ("procedure.alert", code) for code in alerts
+    ]
+    (burned,) = [event["data"] for event in events if event["type"] == "shoe.burned"]
+    burn = 1 + burn_value(cards[0])  # R2.2 (b): the first card face up, then its value
+    assert burned == {
+        "first_card": str(cards[0]),
+        "count": burn,
+        "cards": [str(card) for card in cards[:burn]],
+    }
+    rounds: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for event in events:
+        if event["round"] is not None:
+            rounds[event["round"]].append(event)
+    assert sorted(rounds) == list(range(1, len(rounds) + 1))
+    used = burn
+    for number in sorted(rounds):
+        types = [event["type"] for event in rounds[number]]
+        assert types.count("round.started") == 1, f"round {number}: {types}"
+        placed = [event["data"] for event in rounds[number] if event["type"] == "card.dealt"]
+        revealed = {
+            event["data"]["position"]: event["data"]["card"]
+            for event in rounds[number]
+            if event["type"] == "card.revealed"
+        }
+        if squeeze:  # R15: no identity before the reveal, then each card once, after it
+            assert all(data["card"] is None for data in placed)
+            types_positions = [(e["type"], e["data"].get("position")) for e in rounds[number]]
+            for data in placed:
+                dealt_at = types_positions.index(("card.dealt", data["position"]))
+                assert types_positions.index(("card.revealed", data["position"])) > dealt_at
+            placed = [{**data, "card": revealed[data["position"]]} for data in placed]
+        else:
+            assert revealed == {}
+        hand = cards[used : used + len(placed)]
+        used += len(placed)
+        assert [(data["position"], data["card"]) for data in placed] == [
+            (str(position), str(card))
+            for position, card in zip(positions_of(hand), hand, strict=True)
+        ], f"round {number}"
+        results = [event["data"] for event in rounds[number] if event["type"] == "round.result"]
+        if results:
+            assert results == [outcome(hand).result_data()], f"round {number}"
+        else:  # only the round being dealt when we looked may lack its result
+            assert not ended
+            assert number == max(rounds)
+    assert used == len(cards), "every card dealt is in the burn or a round, once"
+    end = [event["data"] for event in events if event["type"] == "shoe.ended"]
+    if ended:
+        assert end == [{"rounds": len(rounds), "cards_dealt": len(cards), "reason": "cut_card"}]
+        (cut,) = [event["data"] for event in events if event["type"] == "shoe.cut_card"]
+        assert cut == {"after_card": 400}  # R3.1: the round in progress was the last
+    else:
+        assert end == []
+    return len(rounds)
+
+
+def shoe_events(received: Sequence[dict[str, Any]], shoe: int) -> list[dict[str, Any]]:
+    return [event for event in received if event["shoe"] == shoe]
+
+
+def started_events(rig: TableRig) -> list[dict[str, Any]]:
+    return [e.data for e in rig.journal_events() if e.type == "controller.started"]
+
+
+def last_started_seq(rig: TableRig) -> int:
+    return max(e.seq for e in rig.journal_events() if e.type == "controller.started")
+
+
+def deal_into_round(rig: TableRig, cards_in: int) -> None:
+    """Deal until the round being dealt has `cards_in` cards (1-4: it cannot be complete)."""
+    for _ in range(40):
+        rig.deal(1)
+        events = rig.journal_events()
+        last = events[-1]
+        if last.type == "card.dealt" and last.round is not None:
+            placed = [e for e in events if e.round == last.round and e.type == "card.dealt"]
+            if len(placed) == cards_in:
+                return
+    raise AssertionError(f"no round with {cards_in} cards in 40 cards")
+
+
+# ---------------------------------------------------------------------- tests
+
+
+def test_a_full_shoe_reaches_the_table_server_card_for_card(directory: Path) -> None:
+    rig = started_rig(directory)
+    try:
+        rig.deal_until_shoe_ends()
+        dealt = rig.dealt_cards()
+        received = check_delivery(rig)
+        rounds = check_shoe(shoe_events(received, 1), dealt, ended=True)
+        check_card_inputs(rig, [dealt])
+        assert rounds > 60  # 400 cards at 4-6 a round
+        assert started_events(rig) == [{"version": started_events(rig)[0]["version"], "boot": 1,
+                                        "recovered": False}]  # fmt: skip
+        assert rig.stop_daemon() == 0  # SIGTERM: a clean stop
+    finally:
+        rig.close()
+
+
+def test_sigkill_mid_round_loses_and_repeats_nothing(directory: Path) -> None:
+    rig = started_rig(directory)
+    try:
+        boots = 1
+        # At rest mid-round, then a card drawn while the daemon is dead (it waits in the shoe).
+        deal_into_round(rig, 2)
+        rig.kill_daemon()
+        rig.deal(1, wait=False)
+        # With a card on the wire: killed before, between or after storing and ACKing it.
+        for delay in (None, 0.0, 0.001, 0.003, 0.006):
+            if delay is not None:
+                deal_into_round(rig, 1)
+                rig.deal(1, wait=False)
+                time.sleep(delay)
+                rig.kill_daemon()
+            rig.start_daemon()
+            boots += 1
+            rig.settle()
+            started = started_events(rig)[-1]
+            assert started["boot"] == boots
+            assert started["recovered"] is True  # rebuilt from the journal
+            rig.deal(3)  # the round goes on with the next card
+            # The shoe did not reboot (its HELLO is a repeat the link only ACKs), yet the
+            # table hears it is there again.
+            since = [e for e in rig.journal_events() if e.seq > last_started_seq(rig)]
+            assert [e.data["serial"] for e in since if e.type == "device.connected"] == ["SIM0001"]
+        rig.deal_until_shoe_ends()
+        dealt = rig.dealt_cards()
+        received = check_delivery(rig)
+        check_shoe(shoe_events(received, 1), dealt, ended=True)
+        check_card_inputs(rig, [dealt])
+        assert len(started_events(rig)) == boots
+    finally:
+        rig.close()
+
+
+def test_unplugging_the_scanner_mid_round_loses_nothing(directory: Path) -> None:
+    rig = started_rig(directory)
+    try:
+        assert rig.shoe is not None
+        deal_into_round(rig, 3)
+        unplugs = rig.shoe.request("status")["unplugs"]
+        rig.shoe.request("unplug", seconds=0.3)
+        rig.deal(2, wait=False)  # drawn while the cable is out: the shoe keeps them
+        rig.settle()
+        assert rig.shoe.request("status")["unplugs"] == unplugs + 1
+        rig.deal_until_shoe_ends()
+        dealt = rig.dealt_cards()
+        received = check_delivery(rig)
+        # The table tells the pit to stop dealing while the shoe is away; the cards drawn
+        # meanwhile were kept by the shoe and came in once it was back: none missed (R10.5).
+        check_shoe(shoe_events(received, 1), dealt, ended=True, alerts=["device_lost"])
+        check_card_inputs(rig, [dealt])
+        devices = [e["type"] for e in received if e["type"].startswith("device.")]
+        assert devices == ["device.connected", "device.lost", "device.connected"]
+    finally:
+        rig.close()
+
+
+def test_table_server_down_for_part_of_the_shoe(directory: Path) -> None:
+    rig = started_rig(directory)
+    try:
+        rig.deal(60)
+        rig.wait_delivered()
+        rig.kill_receiver()
+        rig.deal(40)  # the table goes on; the events wait in the journal
+        backlog = rig.journal_events(after=rig.received_through())
+        assert any(event.type == "round.result" for event in backlog)
+        port = rig.receiver_port
+        assert rig.start_receiver(port) == port  # same port, same database
+        rig.deal_until_shoe_ends()
+        dealt = rig.dealt_cards()
+        received = check_delivery(rig)
+        check_shoe(shoe_events(received, 1), dealt, ended=True)
+        check_card_inputs(rig, [dealt])
+    finally:
+        rig.close()
+
+
+def test_batch_shuffler_table_two_shoes(directory: Path) -> None:
+    rig = started_rig(directory, batch_shuffler=True)
+    try:
+        assert rig.shuffler is not None
+        rig.shuffle()  # the first shoe's cards: nobody ended a shoe yet
+        rig.load_shoe()  # once the deck check passed (R2.4)
+        rig.deal_until_shoe_ends()
+        first = rig.dealt_cards()
+        rig.change_shoe()  # the daemon asked for the next shuffle at shoe.ended
+        rig.deal(30)
+        second = rig.dealt_cards()
+        received = check_delivery(rig)
+        check_shoe(shoe_events(received, 1), first, ended=True)
+        check_shoe(shoe_events(received, 2), second, ended=False)
+        check_card_inputs(rig, [first, second])
+        shuffled = [e["data"]["ok"] for e in received if e["type"] == "shoe.shuffled"]
+        assert shuffled == [True, True]
+        assert rig.shuffler.request("status")["shuffles"] == 2
+    finally:
+        rig.close()
+
+
+def test_rfid_shoe_with_a_deck_registry(directory: Path) -> None:
+    rig = started_rig(directory, scanner_kind="rfid")
+    try:
+        rig.deal_until_shoe_ends()
+        dealt = rig.dealt_cards()  # UIDs looked up in the simulator's own registry files
+        received = check_delivery(rig)
+        check_shoe(shoe_events(received, 1), dealt, ended=True)
+        uids = [item["uid"] for item in rig.journal_inputs() if item["type"] == "card"]
+        assert len(uids) == len(set(uids)) == len(dealt)  # no card twice, none foreign
+        check_card_inputs(rig, [dealt])
+    finally:
+        rig.close()
+
+
+def test_sigterm_mid_round_then_restart_continues(directory: Path) -> None:
+    rig = started_rig(directory)
+    try:
+        deal_into_round(rig, 3)
+        assert rig.stop_daemon() == 0  # SIGTERM (systemctl stop): a clean exit mid-round
+        rig.start_daemon()
+        rig.deal_until_shoe_ends()
+        dealt = rig.dealt_cards()
+        received = check_delivery(rig)
+        check_shoe(shoe_events(received, 1), dealt, ended=True)
+        assert [s["recovered"] for s in started_events(rig)] == [False, True]
+    finally:
+        rig.close()
+
+
+def test_squeeze_cards_reach_the_server_only_once_revealed(directory: Path) -> None:
+    rig = started_rig(directory, squeeze=True)  # the rig's dealer presses REVEAL (R15)
+    try:
+        rig.deal_until_shoe_ends()
+        dealt = rig.dealt_cards()
+        received = check_delivery(rig)
+        check_shoe(shoe_events(received, 1), dealt, ended=True, squeeze=True)
+        check_card_inputs(rig, [dealt])
+        # Nor in the daemon's log: identities only in what is public by then (the burn, the
+        # reveal, the result), never in a card.dealt or any other line.
+        public = {"shoe.burned", "card.revealed", "round.result"}
+        leaks = [
+            line
+            for line in (directory / "daemon.log").read_text().splitlines()
+            if CARD_TEXT.search(line) and json.loads(line).get("type") not in public
+        ]
+        assert leaks == []
+    finally:
+        rig.close()
