@@ -47,6 +47,8 @@ def run_command(config_path: Path) -> None:
     except StartupError as error:
         raise click.ClickException(str(error)) from None
     asyncio.run(daemon.run())
+    if daemon.failed:
+        raise SystemExit(1)
 
 
 main.add_command(demo_command)

@@ -25,7 +25,7 @@ from shoe_controller.control import ControlError, ControlServer, ControlService
 from shoe_controller.controller import Controller
 from shoe_controller.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
 from shoe_controller.events import EventType
-from shoe_controller.inputs import Input
+from shoe_controller.inputs import Input, input_from_json
 from shoe_controller.journal import Journal, JournalError, StoredEvent
 from shoe_controller.publisher import Publisher, PushConfig, PushFault
 from shoe_controller.pushapi import KeyFileError, SigningKey
@@ -65,6 +65,7 @@ class Daemon:
         self._control_fault: str | None = None
         self._indicated: tuple[int, int] | None = None
         self._listeners: list[Callable[[list[StoredEvent]], None]] = []
+        self.failed = False  # a part of the daemon died: exit non-zero for systemd to restart
         self.controller: Controller | None = None
         self.publisher: Publisher | None = None
         self.devices: dict[str, DeviceRunner] = {}
@@ -134,6 +135,7 @@ class Daemon:
         )
         self.publisher = Publisher(journal, self._push_config(), on_fault=self._on_push_fault)
         saved = journal.link_states()
+        history = [input_from_json(step.input) for step in journal.replay_steps()]
         for name in ("scanner", "shuffler"):
             section = getattr(self.config, name)
             if section is not None:
@@ -142,6 +144,7 @@ class Daemon:
                     section,
                     self._store_for(name),
                     saved.get(name),
+                    history=history,
                     options=self._device_options,
                     clock=self._clock,
                     usb_backend=self._usb_backend,
@@ -174,7 +177,17 @@ class Daemon:
         tasks.append(asyncio.create_task(self._housekeeping(), name="housekeeping"))
         self._notifier.ready(self.status_line())
         log.info("running", table=self.config.table.id, devices=sorted(self.devices))
-        await self._stop.wait()
+        stop = asyncio.create_task(self._stop.wait(), name="stop")
+        finished, _ = await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        if stop not in finished:
+            # A part of the daemon died: stop whole (watchdog pings end with the loop) so that
+            # systemd restarts it and the journal rebuilds the table, rather than run half.
+            broken = next(iter(finished))
+            error = None if broken.cancelled() else broken.exception()
+            log.critical("part of the daemon stopped", task=broken.get_name(), error=repr(error))
+            self.failed = True
+            self._stop.set()
+        await stop
         self._notifier.stopping()
         log.info("stopping")
         for runner in self.devices.values():
@@ -235,9 +248,15 @@ class Daemon:
         assert self.publisher is not None
         assert self.controller is not None
         self.publisher.notify()
+        squeeze = self.config.procedures.squeeze
         for event in stored:
-            # Events are already squeeze-safe (card null until the reveal, R15).
-            log.info("event", seq=event.seq, type=event.type, round=event.round, data=event.data)
+            if squeeze:  # R15: no card at info level, not even revealed ones or results
+                log.info("event", seq=event.seq, type=event.type, round=event.round)
+                log.debug("event data", seq=event.seq, data=event.data)
+            else:
+                log.info(
+                    "event", seq=event.seq, type=event.type, round=event.round, data=event.data
+                )
         for listener in self._listeners:
             listener(stored)
         self._follow_indicator()
@@ -301,7 +320,10 @@ class Daemon:
         parts = []
         if self.controller is not None:
             view = self.controller.table.view()
-            parts.append(f"shoe {view.get('shoe')} {self.controller.table.state}")
+            if view.get("shoe_open"):
+                parts.append(f"shoe {view['shoe']} {self.controller.table.state}")
+            else:
+                parts.append(f"no shoe open ({self.controller.table.state})")
             round_info = view.get("round")
             if isinstance(round_info, Mapping) and round_info.get("number") is not None:
                 parts.append(f"round {round_info['number']}")

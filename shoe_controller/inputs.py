@@ -8,6 +8,7 @@ what `shoe-controller replay` reads: one object per input with a `type` key (doc
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Mapping
@@ -231,7 +232,7 @@ def input_from_json(obj: Mapping[str, Any]) -> Input:
     cls = INPUT_TYPES.get(obj.get("type"))  # type: ignore[arg-type]
     if cls is None:
         raise InputError(f"unknown input type {obj.get('type')!r}; known: {sorted(INPUT_TYPES)}")
-    hints = typing.get_type_hints(cls)
+    hints = _field_types(cls)
     kwargs: dict[str, Any] = {}
     for spec in dataclasses.fields(cls):
         if spec.name not in obj:
@@ -246,6 +247,12 @@ def input_from_json(obj: Mapping[str, Any]) -> Input:
     if unknown:
         raise InputError(f"{cls.TYPE} input has unknown fields {sorted(unknown)}")
     return cls(**kwargs)
+
+
+@functools.cache
+def _field_types(cls: type) -> Mapping[str, Any]:
+    """The resolved annotations of an input class (resolving them is slow; replay reads many)."""
+    return types.MappingProxyType(typing.get_type_hints(cls))
 
 
 def _convert(value: Any, hint: Any) -> Any:

@@ -484,6 +484,11 @@ class TableRig:
         journal = self.journal()
         return [] if journal is None else [step.input for step in journal.replay_steps(1)]
 
+    def link_states(self) -> dict[str, dict[str, Any]]:
+        """What the journal keeps of each device's link (session, identity)."""
+        journal = self.journal()
+        return {} if journal is None else journal.link_states()
+
     def received_events(self, after: int = 0) -> list[dict[str, Any]]:
         """What the table server stored, in seq order (PUSH_API.md form)."""
         if self._store is None:
