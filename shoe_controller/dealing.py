@@ -93,7 +93,6 @@ class RoundBook:
     stages_offered: list[int] = field(default_factory=list)
     insurance_void: bool = False  # R16.9 (and corrections): no more offers this round
     announced: dict[str, tuple[int, Card | None]] = field(default_factory=dict)
-    extras: int = 0  # extra cards drawn in this round (R10.3, R10.4)
 
     def cards(self) -> list[Card]:
         return [draw.card for draw in self.draws if draw.card is not None]

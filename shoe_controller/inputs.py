@@ -229,7 +229,8 @@ def input_from_json(obj: Mapping[str, Any]) -> Input:
     """Read an input back; anything that is not a valid input raises InputError naming the fault."""
     if not isinstance(obj, Mapping):
         raise InputError(f"an input must be a JSON object, got {type(obj).__name__}")
-    cls = INPUT_TYPES.get(obj.get("type"))  # type: ignore[arg-type]
+    kind = obj.get("type")
+    cls = INPUT_TYPES.get(kind) if isinstance(kind, str) else None  # a list is unhashable
     if cls is None:
         raise InputError(f"unknown input type {obj.get('type')!r}; known: {sorted(INPUT_TYPES)}")
     hints = _field_types(cls)

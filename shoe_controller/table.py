@@ -139,6 +139,7 @@ ALERT_CODES: Mapping[str, str] = MappingProxyType(
     }
 )
 
+_DEVICE_IDENTITY = ("kind", "vendor", "model", "serial", "firmware")  # PUSH_API device.*
 _EPOCH = iso_time(0)
 _LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z, the last time iso_time can write
 _UNSET: Any = object()
@@ -365,7 +366,6 @@ class Table:
             }
         elif (book.resume_to if self.state == HELD else self.state) == READY:
             next_position = Position.P1.value
-        continuous = config.mode == SHUFFLER_DEALER
         return {
             "state": self.state,
             "resumes_to": book.resume_to if self.state == HELD else None,
@@ -376,7 +376,7 @@ class Table:
             "deck_check": self._prep.state,
             "cards_dealt": book.drawn,
             "cards_left": None
-            if continuous or not book.open
+            if self._continuous or not book.open
             else config.cards_in_shoe - book.drawn,
             "cut_card_seen": book.cut_after is not None,
             "cut_card_after": book.cut_after,
@@ -732,7 +732,10 @@ class Table:
         if current is None:
             raise _BugError(f"no round to place {draw.label} in (state {state})")
         self._place(draw)
-        book.last_draw_closed_round = current.number if book.round is not current else None
+        # A squeezed round is complete before its result (which waits for the reveal): a card
+        # pulled together with its last card is still an extra card (R10.2, R10.3).
+        closed = book.round is not current or current.complete()
+        book.last_draw_closed_round = current.number if closed else None
 
     def _burn(self, draw: Draw) -> None:
         book = self._book
@@ -830,9 +833,6 @@ class Table:
             )
         self._continue()
 
-    def _reveal_due(self, current: RoundBook) -> bool:
-        return self.config.squeeze and len(current.draws) >= 4 and bool(current.hidden())
-
     def _continue(self) -> None:
         """Bring the lifecycle in line with the round's cards: reveal, result or insurance."""
         current = self._book.round
@@ -842,7 +842,7 @@ class Table:
             if current.open_offers():
                 return  # the next card waits for the window (R16.8)
             self._go("close_insurance")
-        if self._reveal_due(current):
+        if self._third_cards_secret(current):
             if self._state == DEALING:
                 self._go("await_reveal")  # R15: nothing more until the cards are open
             return
@@ -918,11 +918,8 @@ class Table:
     def _extra(self, draw: Draw, round_number: int) -> None:
         """R10.3: a card no position wanted becomes the next round's burn; R10.4 beyond that."""
         book = self._book
-        self._emit(
-            EventType.CARD_EXTRA,
-            {"card": None if draw.card is None else str(draw.card)},
-            round_number=round_number,
-        )
+        # R15: a squeezed card taken out of the round before its reveal stays unnamed.
+        self._emit(EventType.CARD_EXTRA, {"card": draw.public()}, round_number=round_number)
         count = book.extra_counts.get(round_number, 0) + 1
         book.extra_counts[round_number] = count
         capacity = max(1, self.config.burn_per_round)
@@ -1043,7 +1040,9 @@ class Table:
         for offer in current.open_offers():
             offer.status = "voided"
             self._emit(EventType.INSURANCE_VOIDED, self._offer_data(offer, "round_voided"))
-        cards = [draw.public() for draw in [*current.draws, *(with_cards or [])]]
+        # R15: queued cards were never placed; in a squeezed round they would have been hidden.
+        queued = [None if self._embargoed(draw) else draw.public() for draw in with_cards or []]
+        cards = [*(draw.public() for draw in current.draws), *queued]
         book.cards_in_rounds += len(cards)
         self._emit(EventType.ROUND_VOIDED, {"reason": reason, "cards": cards})
         book.round = None
@@ -1399,11 +1398,9 @@ class Table:
     def _on_lost(self, item: DeviceLost) -> None:
         if item.device in self._devices:
             self._devices[item.device]["connected"] = False
-        # Only what the input carries (a replay must give the same event): the identity
-        # fields are empty unless the input has them.
-        data = {"device": item.device}
-        for name in ("kind", "vendor", "model", "serial", "firmware"):
-            data[name] = str(getattr(item, name, ""))
+        # DEVICE_LOST carries no identity, and the events may depend on the input alone (a
+        # replay must give the same event): PUSH_API's identity fields stay empty.
+        data = {"device": item.device, **dict.fromkeys(_DEVICE_IDENTITY, "")}
         self._emit(EventType.DEVICE_LOST, data)
         if self._book.open:
             self._alert(

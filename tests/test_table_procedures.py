@@ -351,6 +351,53 @@ def test_supervisor_details_do_not_name_a_squeezed_card() -> None:
     assert driver.sup("confirm")[0].data["details"]["card"] is None
 
 
+def _outside(events: list) -> str:
+    return json.dumps([event.to_json() for event in events])
+
+
+def test_a_squeezed_card_taken_out_of_the_round_is_never_named() -> None:
+    # R15, R10.3: `extra` on a hidden card, and a correction that leaves the hidden P3
+    # unwanted, make extra cards nobody has seen: card.extra and the burn carry null.
+    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver.open_shoe()
+    driver.deal("9H 2C KD")
+    events = driver.sup("extra")
+    assert only(events, EventType.CARD_EXTRA)[0].data == {"card": None}
+    assert "KD" not in _outside(events)
+    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver.open_shoe()
+    driver.deal("2S KD 3C 2H")
+    driver.reveal()
+    driver.card("7D")  # P3, hidden until its reveal
+    events = driver.sup("correct", position="P1", card="5S")  # Player 8: no P3 (R9.1)
+    assert only(events, EventType.CARD_EXTRA)[0].data == {"card": None}
+    assert "7D" not in _outside(events)
+
+
+def test_a_card_drawn_before_the_reveal_is_not_named_when_the_round_is_voided() -> None:
+    # R15: the fifth card waits unplaced; had it been placed it would have been hidden.
+    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver.open_shoe()
+    driver.deal("2S KD 3C 2H 7D")
+    events = driver.sup("void")
+    assert only(events, EventType.ROUND_VOIDED)[0].data["cards"] == [None] * 5
+    assert "7D" not in _outside(events)
+
+
+def test_a_card_pulled_with_a_squeezed_rounds_last_card_is_an_extra_card() -> None:
+    # R10.2, R10.3: the round's cards are all out (a natural) though its result waits for
+    # the reveal; the card pulled together with B2 is an extra card, not the next P1.
+    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver.open_shoe()
+    driver.deal("9H 2C KD")
+    driver.card("5S", multi=True)
+    driver.card("7D", multi=True)
+    events = driver.reveal()
+    assert types_of(events)[-3:] == ["round.result", "card.extra", "shoe.burned"]
+    assert only(events, EventType.CARD_EXTRA)[0].data == {"card": "7D"}  # burns are public
+    assert driver.table.view()["round"] is None
+
+
 # ---------------------------------------------------------------- preparation and recovery
 
 

@@ -62,6 +62,11 @@ def test_a_bad_line_is_named_and_nothing_is_printed(tmp_path: Path) -> None:
     assert "shoe.shuffled" not in result.output
     path.write_text("{not json\n", encoding="utf-8")
     assert "line 1: not JSON" in CliRunner().invoke(replay_command, [str(path)]).output
+    path.write_text('{"type": ["card"], "at": 1}\n', encoding="utf-8")  # unhashable type
+    assert (
+        "line 1: unknown input type ['card']"
+        in CliRunner().invoke(replay_command, [str(path)]).output
+    )
     path.write_bytes(b'{"type": "card"}\n\xff\xfe\n')
     assert "line 2: not UTF-8 text" in CliRunner().invoke(replay_command, [str(path)]).output
 
