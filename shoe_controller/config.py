@@ -8,6 +8,7 @@ start-up with one line naming the key and what is allowed (ConfigError).
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import tomllib
 import types
@@ -22,6 +23,7 @@ from shoe_controller.table import TableConfig
 _T = TypeVar("_T")
 
 DEFAULT_PATH = Path("/etc/shoe-controller/shoe-controller.toml")
+_ID = r"[A-Za-z0-9_.-]{1,64}"  # table and controller ids: URL path, header and event id safe
 
 
 class ConfigError(ValueError):
@@ -36,8 +38,12 @@ class TableSection:
     controller_id: str = ""  # default: "tbl-{id}-shoe"
 
     def __post_init__(self) -> None:
-        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", self.id):
-            raise ValueError("must be 1-64 letters, digits, '.', '_' or '-'")
+        if not re.fullmatch(_ID, self.id):
+            raise ValueError("id must be 1-64 letters, digits, '.', '_' or '-'")
+        # It goes into an HTTP header and into every event id ("{controller_id}:{seq}"):
+        # a space, a colon or a non-ASCII letter would fail or confuse every delivery.
+        if self.controller_id and not re.fullmatch(_ID, self.controller_id):
+            raise ValueError("controller_id must be 1-64 letters, digits, '.', '_' or '-'")
 
 
 @dataclass(frozen=True)
@@ -85,8 +91,8 @@ class ServerSection:
             raise ValueError(f"url must be an http:// or https:// base URL, got {self.url!r}")
         if bool(self.client_cert) != bool(self.client_key):
             raise ValueError("client_cert and client_key go together")
-        if self.timeout <= 0:
-            raise ValueError("timeout must be more than 0 seconds")
+        if not 0 < self.timeout < math.inf:  # TOML has nan and inf: neither is a timeout
+            raise ValueError("timeout must be a finite number of seconds above 0")
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from shoe_controller.config import Config
 from shoe_controller.controller import Controller
 from shoe_controller.events import EventType, iso_time
 from shoe_controller.inputs import SupervisorCommand
-from shoe_controller.journal import JournalError, StoredEvent
+from shoe_controller.journal import JournalError, RecordInvalid, StoredEvent
 from shoe_controller.roads import RoadError, results_from, roads_json
 from shoe_controller.supervisor import ACTIONS
 
@@ -286,6 +286,10 @@ class ControlService:
         except JournalError as error:
             raise ControlError(
                 "not_stored", f"{action} was not stored, nothing changed: {error}"
+            ) from None
+        except RecordInvalid as error:
+            raise ControlError(
+                "bad_request", f"{action} was not stored, nothing changed: {error}"
             ) from None
         accepted = any(event.type == EventType.SUPERVISOR_ACTION for event in stored)
         refusal = next(

@@ -13,9 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
+
 from shoe_controller.inputs import ControllerStarted, Input, input_from_json, input_to_json
 from shoe_controller.journal import Journal, JournalError, ReplayMismatch, StoredEvent
 from shoe_controller.table import Table, TableConfig
+
+log = structlog.get_logger("controller")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +75,26 @@ class Controller:
         self, items: Sequence[Input], link_state: Mapping[str, Mapping[str, Any]] | None = None
     ) -> list[StoredEvent]:
         """Apply and store inputs that stand or fall together (one device frame) in one
-        transaction with the link state; raises JournalError when they could not be stored."""
-        steps = []
-        for item in items:
-            shoe = self.table.shoe_of(item)
-            steps.append((input_to_json(item), self.table.apply(item), shoe))
+        transaction with the link state; raises JournalError (storage) or RecordInvalid (an
+        input the journal cannot hold) when they were not stored, and only then."""
         try:
+            steps = []
+            for item in items:
+                shoe = self.table.shoe_of(item)
+                steps.append((input_to_json(item), self.table.apply(item), shoe))
             stored = self.journal.record_many(steps, link_state)
-        except JournalError:
-            # The table moved but the disk did not: go back to what the disk holds.
+        except Exception:
+            # The table moved but the disk did not (storage fault, or an input the journal
+            # refuses as RecordInvalid): go back to what the disk holds.
             self.table, _ = self._rebuild()
             raise
         if self._on_stored is not None and stored:
-            self._on_stored(stored)
+            try:
+                self._on_stored(stored)
+            except Exception:
+                # Stored is stored: raising now would tell the caller "not stored", and a
+                # supervisor would repeat an action the table already took.
+                log.exception("a listener failed after the commit", seqs=[e.seq for e in stored])
         return stored
 
 

@@ -11,7 +11,6 @@ The vendor ASCII protocols have no acknowledgement: their inputs are stored as t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -236,18 +235,29 @@ class DeviceRunner:
                 # Re-synchronise: the shoe tells its state and active faults (PROTOCOL.md).
                 self._announce = True
                 self._link.send(self.translator.status_request())
-        elif status in (ConnectionStatus.LOST, ConnectionStatus.SILENT):
-            log.warning("device lost", device=self.name, reason=detail)
+        elif status in (
+            ConnectionStatus.LOST,
+            ConnectionStatus.SILENT,
+            ConnectionStatus.OPEN_FAILED,
+        ):
+            if status is ConnectionStatus.OPEN_FAILED:
+                log.debug("device not there", device=self.name, reason=detail)
+            else:
+                log.warning("device lost", device=self.name, reason=detail)
             if not self._lost_reported:
-                self._lost_reported = True
-                self._store_quietly([DeviceLost(at=now, device=self.name, reason=detail or "")])
-        elif status is ConnectionStatus.OPEN_FAILED:
-            log.debug("device not there", device=self.name, reason=detail)
+                # Reported once stored: if the journal refused it, each reopen attempt that
+                # fails tries again, so the table and the server do learn the device is gone.
+                self._lost_reported = self._store_quietly(
+                    [DeviceLost(at=now, device=self.name, reason=detail or "")]
+                )
 
-    def _store_quietly(self, inputs: Sequence[Input]) -> None:
-        # A status note lost to a full disk is reported by the store itself.
-        with contextlib.suppress(StorageFailedError):
+    def _store_quietly(self, inputs: Sequence[Input]) -> bool:
+        """Store a status note; False when the journal refused it (the store logged why)."""
+        try:
             self._store(inputs, None)
+        except StorageFailedError:
+            return False
+        return True
 
     def stats(self) -> dict[str, Any]:
         """Link statistics and identity for `shoectl devices`."""

@@ -739,9 +739,15 @@ def _stored(controller_id: str, seq: int, input_no: int, row: tuple[Any, ...]) -
 
 def _encode_json(value: Any, what: str) -> str:
     try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        # A lone surrogate (json.loads of "\udcff", argv bytes that are not UTF-8) passes
+        # json.dumps but not SQLite, which would raise a UnicodeEncodeError mid-transaction.
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RecordInvalid(f"{what} holds text that is not valid Unicode: {exc.reason}") from None
     except (TypeError, ValueError) as exc:
         raise RecordInvalid(f"{what} is not JSON-able: {exc}") from None
+    return text
 
 
 def _input_row(input: Mapping[str, Any]) -> tuple[str, str]:

@@ -664,7 +664,8 @@ class Table:
                 )
                 self._hold("unreadable_card", text, kind="placeholder")
             return True
-        shown = None if self._embargoed(draw) and state != BURNING else str(draw.card)
+        hidden = self._embargoed(draw) and state != BURNING
+        shown = None if hidden else str(draw.card)
         if (draw.uid is not None and draw.uid in book.uids) or (
             draw.duplicate and not self._continuous
         ):
@@ -674,22 +675,21 @@ class Table:
                 " discard it, confirm it, or change_shoe",
                 kind="card",
                 security=True,
-                details={"seq": draw.seq, "uid": draw.uid, "card": shown},
+                # A tag names its card to whoever holds the registry: not before the reveal.
+                details={"seq": draw.seq, "uid": None if hidden else draw.uid, "card": shown},
             )
             return True
         if not self._continuous and book.copies[draw.card] >= config.decks:
+            # The count narrows a hidden card down to those already seen `decks` times (R15).
+            copies = None if hidden else book.copies[draw.card] + 1
             self._hold(
                 "too_many_copies",
-                f"{draw.label} would be copy {book.copies[draw.card] + 1} of a card in a"
-                f" {config.decks}-deck shoe: supervisor: discard it, confirm it, or change_shoe",
+                f"{draw.label} would be {f'copy {copies}' if copies else 'one copy too many'}"
+                f" of a card in a {config.decks}-deck shoe: supervisor: discard it, confirm it,"
+                " or change_shoe",
                 kind="card",
                 security=True,
-                details={
-                    "seq": draw.seq,
-                    "card": shown,
-                    "copies": book.copies[draw.card] + 1,
-                    "decks": config.decks,
-                },
+                details={"seq": draw.seq, "card": shown, "copies": copies, "decks": config.decks},
             )
             return True
         if draw.low_confidence:
@@ -1776,7 +1776,11 @@ class Table:
             queued = [item for item in book.queue if isinstance(item, Draw)]
             book.queue.clear()
             self._void_round("shoe_changed", then_continue=False, with_cards=queued)
-        self._end_shoe("misdeal" if args["misdeal"] else "supervisor")
+        if any(hold.security for hold in book.holds):
+            reason = "security"  # PUSH_API.md: the shoe ended over a foreign/duplicate card...
+        else:
+            reason = "misdeal" if args["misdeal"] else "supervisor"
+        self._end_shoe(reason)
 
     def _check_resume(self, args: dict[str, Any]) -> str | None:
         holds = self._book.holds

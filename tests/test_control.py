@@ -382,6 +382,49 @@ def test_an_action_without_who_or_why_is_not_submitted(live: LiveTable) -> None:
     assert live.call(live.journal.last_seq) == last_seq
 
 
+def test_an_action_with_text_sqlite_cannot_store_is_refused_and_changes_nothing(
+    live: LiveTable,
+) -> None:
+    # shoectl run with a non-UTF-8 argv sends "\udcff": valid JSON, a lone surrogate in Python,
+    # which SQLite cannot encode. The table must not keep a void the journal never got (R10).
+    open_shoe(live)
+    live.deal(2)
+    before = live.call(live.controller.table.snapshot)
+    last_seq = live.call(live.journal.last_seq)
+    answer = live.request(
+        {"cmd": "act", "action": "void", "by": "sup7", "reason": "bad \udcff byte"}
+    )
+    assert answer["ok"] is False
+    assert answer["error"]["code"] == "bad_request"
+    assert "void was not stored, nothing changed" in answer["error"]["text"]
+    assert live.call(live.controller.table.snapshot) == before
+    assert live.call(live.journal.last_seq) == last_seq
+    again = live.request({"cmd": "act", "action": "void", "by": "sup7", "reason": "x"})
+    assert again["result"]["accepted"] is True
+
+
+def test_an_action_stored_is_reported_stored_even_if_a_listener_then_fails(
+    live: LiveTable,
+) -> None:
+    # After the commit the action has happened: an "internal error" answer would make the
+    # supervisor repeat it (a second void, a second correction).
+    open_shoe(live)
+    live.deal(2)
+    listener = live.controller._on_stored
+
+    def failing(stored: list) -> None:  # type: ignore[type-arg]
+        raise RuntimeError("indicator unplugged")
+
+    live.controller._on_stored = failing
+    try:
+        answer = live.request({"cmd": "act", "action": "void", "by": "sup7", "reason": "x"})
+    finally:
+        live.controller._on_stored = listener
+    assert answer["ok"] is True
+    assert answer["result"]["accepted"] is True
+    assert live.events()[-1].to_wire() == answer["result"]["events"][-1]
+
+
 def test_a_journal_that_cannot_store_loses_the_action_and_says_so(tmp_path: Path) -> None:
     live = LiveTable(tmp_path, busy_timeout_s=0.2)
     try:

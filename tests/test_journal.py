@@ -97,6 +97,8 @@ def test_invalid_input_or_event_stores_nothing(journal: Journal) -> None:
         ({"type": "t"}, [event("x", 1, 1), event("y", 1, 1, bad=object())]),
         ({"type": "t"}, [event("x", "1", 1)]),  # type: ignore[arg-type]
         ({"type": "t", "nan": float("nan")}, []),
+        ({"type": "t", "by": "\udcff"}, []),  # a lone surrogate: JSON-able, not SQLite-able
+        ({"type": "t"}, [event("x", 1, 1, reason="\ud800")]),
     ]  # fmt: skip
     for input_, events in bad_cases:
         with pytest.raises(RecordInvalid):

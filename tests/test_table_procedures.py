@@ -351,6 +351,22 @@ def test_supervisor_details_do_not_name_a_squeezed_card() -> None:
     assert driver.sup("confirm")[0].data["details"]["card"] is None
 
 
+def test_a_squeezed_card_held_for_security_does_not_give_away_its_tag() -> None:
+    # R15: an RFID tag names its card to whoever holds the registry: not before the reveal;
+    # without squeeze the tag is what the supervisor needs to find the card.
+    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver.open_shoe()
+    driver.deal("9H 2C")
+    held = driver.card("QH", uid="04A1B2C3", duplicate=True)
+    (alert,) = only(held, EventType.SECURITY_ALERT)
+    assert alert.data["details"]["uid"] is None
+    assert "04A1B2C3" not in _outside(held)
+    plain = Driver(TableConfig(insurance=False))
+    plain.open_shoe()
+    shown = plain.card("QH", uid="04A1B2C3", duplicate=True)
+    assert only(shown, EventType.SECURITY_ALERT)[0].data["details"]["uid"] == "04A1B2C3"
+
+
 def _outside(events: list) -> str:
     return json.dumps([event.to_json() for event in events])
 
