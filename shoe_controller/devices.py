@@ -112,6 +112,7 @@ class DeviceRunner:
         # frame after a (re)connection says the device is back, with this identity.
         self._identity: dict[str, Any] | None = None
         self._announce = True
+        self._indication = (0, 0)  # the lights the table last asked for (off until it asks)
         self.status = "starting"
         registry = DeckRegistry.load(Path(section.registry)) if section.registry else None
         if section.protocol == "slp":
@@ -220,8 +221,25 @@ class DeviceRunner:
         self.connection.wake()
 
     def indicate(self, pattern: int, arg: int) -> None:
+        self._indication = (pattern, arg)
         if self._link is not None and self.name == "scanner":
             self.send(self.translator.indicate(pattern, arg))
+
+    def _resynchronise(self) -> None:
+        """Ask a (re)connected device for its state and active faults (PROTOCOL.md).
+
+        A restarted controller numbers its frames from 1 again, and the device, which cannot
+        see the restart, drops a frame whose seq equals the last one it accepted as a
+        duplicate. So a shoe first gets its lights (an INDICATE may be lost harmlessly), then
+        the request, then its lights again.
+        """
+        assert self._link is not None
+        lights = self.name == "scanner"
+        if lights:
+            self._link.send(self.translator.indicate(*self._indication))
+        self._link.send(self.translator.status_request())
+        if lights:
+            self._link.send(self.translator.indicate(*self._indication))
 
     def _on_status(self, status: ConnectionStatus, detail: str | None) -> None:
         self.status = status.value if hasattr(status, "value") else str(status)
@@ -232,9 +250,8 @@ class DeviceRunner:
             if self._link is None:
                 self._store_quietly(self.translator.connected(now))
             else:
-                # Re-synchronise: the shoe tells its state and active faults (PROTOCOL.md).
                 self._announce = True
-                self._link.send(self.translator.status_request())
+                self._resynchronise()
         elif status in (
             ConnectionStatus.LOST,
             ConnectionStatus.SILENT,

@@ -42,6 +42,7 @@ from drivers.messages import (
     MessageType,
     Shoe,
     ShoeState,
+    StatusRequest,
 )
 
 HELLO = Hello(DeviceKind.OPTICAL_SHOE, 0x1234, "sim", "b2b", "SN1", "1")
@@ -367,6 +368,29 @@ def test_host_commands_reach_the_device_and_are_acked_at_once() -> None:
     assert command.message == Indicate(IndicatePattern.BURN, 3)
     deliver(device, host)  # the device's ACK, sent without being asked
     assert host.pending == 0
+
+
+def test_only_the_first_frame_of_a_restarted_host_can_be_taken_for_a_duplicate() -> None:
+    # The device cannot see the host restart: a new host numbers from 1 again, and seq 1 is
+    # what the device accepted last. That first frame is dropped (ACKed, not delivered);
+    # the next ones arrive. Hence DeviceRunner's INDICATE before its STATUS_REQUEST.
+    device, host = in_session()
+    host.send(Indicate(IndicatePattern.READY, 0))
+    deliver(host, device)
+    deliver(device, host)
+    restarted = HostLink()
+    restarted.restore_session(host.session_state())
+    delivered = []
+    for message in (
+        Indicate(IndicatePattern.READY, 0),
+        StatusRequest(),
+        Indicate(IndicatePattern.READY, 0),
+    ):
+        restarted.send(message)
+        delivered += [d.message for d in deliver(restarted, device)]
+        deliver(device, restarted)
+    assert delivered == [StatusRequest(), Indicate(IndicatePattern.READY, 0)]
+    assert restarted.pending == 0
 
 
 def test_seq_numbers_wrap_over_a_long_session() -> None:
