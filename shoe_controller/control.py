@@ -192,12 +192,16 @@ class ControlService:
         clock: Callable[[], float] = time.time,
         *,
         journal_fault: Callable[[], str | None] | None = None,
+        submit: Callable[[SupervisorCommand], list[StoredEvent]] | None = None,
         version: str = __version__,
     ) -> None:
         """`publisher_status()` gives a PublisherStatus (or its JSON, or None without a
         publisher); `device_stats()` one `DeviceRunner.stats()` dict per configured device;
-        `journal_fault()`, if given, the daemon's current journal fault text or None."""
+        `journal_fault()`, if given, the daemon's current journal fault text or None;
+        `submit(command)` stores a supervisor command (default: the controller's own, the
+        daemon passes its submit so that a journal fault shows in its status too)."""
         self._controller = controller
+        self._submit = submit or controller.submit
         self._publisher_status = publisher_status
         self._device_stats = device_stats
         self._config = config
@@ -282,7 +286,7 @@ class ControlService:
             os_user=os_user_note(peer),
         )
         try:
-            stored = self._controller.submit(command)
+            stored = self._submit(command)
         except JournalError as error:
             raise ControlError(
                 "not_stored", f"{action} was not stored, nothing changed: {error}"
@@ -353,7 +357,7 @@ class ControlService:
                 "table_id": self._config.table.id,
                 "version": self._version,
                 "now": iso_time(self._clock()),
-                "replayed_inputs": recovery.inputs_replayed,
+                "replayed_inputs": len(recovery.inputs),
                 "replay_mismatch": recovery.mismatch,
                 "journal_fault": self._journal_fault(),
             },

@@ -26,7 +26,7 @@ log = structlog.get_logger("controller")
 class Recovery:
     """What start-up found in the journal."""
 
-    inputs_replayed: int
+    inputs: tuple[Input, ...]  # the open shoe's inputs, replayed (the drivers rebuild from them)
     shoe: int | None
     mismatch: str | None  # replayed events differ from the stored ones (code changed?)
 
@@ -51,16 +51,19 @@ class Controller:
         shoe = steps[0].shoe if steps else self.journal.current_shoe()
         table = Table(self._config, last_shoe=max((shoe or 1) - 1, 0))
         mismatch = None
+        inputs = []
         for step in steps:
-            replayed = table.apply(input_from_json(step.input))
+            item = input_from_json(step.input)
+            inputs.append(item)
+            replayed = table.apply(item)
             if mismatch is None:
                 mismatch = step.mismatch(replayed)
-        return table, Recovery(len(steps), shoe, mismatch)
+        return table, Recovery(tuple(inputs), shoe, mismatch)
 
     def start(self, version: str, at: float) -> list[StoredEvent]:
         """Count this boot and record controller.started (recovered when state was rebuilt)."""
         boot = self.journal.next_boot()
-        recovered = self.recovery.inputs_replayed > 0
+        recovered = bool(self.recovery.inputs)
         return self.submit(
             ControllerStarted(at=at, version=version, boot=boot, recovered=recovered)
         )

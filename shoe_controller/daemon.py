@@ -14,7 +14,7 @@ import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
@@ -25,13 +25,20 @@ from shoe_controller.control import ControlError, ControlServer, ControlService
 from shoe_controller.controller import Controller
 from shoe_controller.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
 from shoe_controller.events import EventType
-from shoe_controller.inputs import Input, input_from_json
+from shoe_controller.inputs import Input
 from shoe_controller.journal import Journal, JournalError, StoredEvent
-from shoe_controller.publisher import Publisher, PushConfig, PushFault
+from shoe_controller.publisher import (
+    Publisher,
+    PushConfig,
+    PushFault,
+    TlsConfigError,
+    tls_context,
+)
 from shoe_controller.pushapi import KeyFileError, SigningKey
 from shoe_controller.sdnotify import Notifier
 
 log = structlog.get_logger("daemon")
+_T = TypeVar("_T")
 
 JOURNAL_RETRY_S = 10.0  # a journal that cannot be opened is tried again this often
 PRUNE_EVERY_S = 3600.0
@@ -63,6 +70,7 @@ class Daemon:
         self._journal_fault: str | None = None
         self._push_fault: PushFault | None = None
         self._control_fault: str | None = None
+        self._told_ready = False
         self._indicated: tuple[int, int] | None = None
         self._listeners: list[Callable[[list[StoredEvent]], None]] = []
         self.failed = False  # a part of the daemon died: exit non-zero for systemd to restart
@@ -74,6 +82,10 @@ class Daemon:
             SigningKey.from_file(config.server.key_file)
         except KeyFileError as error:
             raise StartupError(f"[server] key_file: {error}") from None
+        try:
+            tls_context(self._push_config())
+        except TlsConfigError as error:
+            raise StartupError(f"[server] {error}") from None
 
     # ---------------------------------------------------------------- life cycle
 
@@ -103,39 +115,51 @@ class Daemon:
     async def _open_journal(self) -> Journal | None:
         """Open the journal, retrying while it cannot be (no crash loop: systemd sees us up)."""
         path = Path(self.config.journal.path)
-        told_ready = False
+        return await self._retrying(
+            lambda: Journal.open(path, self.config.controller_id), "journal cannot be opened"
+        )
+
+    async def _retrying(self, attempt: Callable[[], _T], failure: str) -> _T | None:
+        """`attempt()` until the journal lets it through, or None once stopped meanwhile.
+
+        A full disk or a damaged file must not become a crash loop: the daemon stays up,
+        tells systemd (READY, with the fault as STATUS) and tries again every few seconds.
+        """
         while not self._stop.is_set():
             try:
-                journal = Journal.open(path, self.config.controller_id)
+                result = attempt()
             except JournalError as error:
                 self._journal_fault = str(error)
-                log.error("journal cannot be opened", path=str(path), error=str(error))
+                log.error(failure, error=str(error))
                 status = f"journal fault: {error}"
-                told_ready = (self._notifier.status if told_ready else self._notifier.ready)(
-                    status
-                ) or told_ready
+                if not (self._told_ready and self._notifier.status(status)):
+                    self._told_ready = self._notifier.ready(status) or self._told_ready
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), JOURNAL_RETRY_S)
                 continue
             self._journal_fault = None
-            return journal
+            return result
         return None
 
     async def _run_with(self, journal: Journal) -> None:
-        controller = Controller(self.config.procedures, journal, on_stored=self._on_stored)
+        controller = await self._retrying(
+            lambda: Controller(self.config.procedures, journal, on_stored=self._on_stored),
+            "journal cannot be read back",
+        )
+        if controller is None:
+            return
         self.controller = controller
         recovery = controller.recovery
         if recovery.mismatch:
             log.warning("replay differs from the journal", detail=recovery.mismatch)
         log.info(
             "table rebuilt from the journal",
-            inputs=recovery.inputs_replayed,
+            inputs=len(recovery.inputs),
             shoe=recovery.shoe,
             state=controller.table.state,
         )
         self.publisher = Publisher(journal, self._push_config(), on_fault=self._on_push_fault)
         saved = journal.link_states()
-        history = [input_from_json(step.input) for step in journal.replay_steps()]
         for name in ("scanner", "shuffler"):
             section = getattr(self.config, name)
             if section is not None:
@@ -144,7 +168,7 @@ class Daemon:
                     section,
                     self._store_for(name),
                     saved.get(name),
-                    history=history,
+                    history=recovery.inputs,
                     options=self._device_options,
                     clock=self._clock,
                     usb_backend=self._usb_backend,
@@ -156,6 +180,7 @@ class Daemon:
             self.config,
             self._clock,
             journal_fault=lambda: self._journal_fault,
+            submit=lambda command: self.submit([command]),
         )
         self.add_listener(service.publish)
         control = ControlServer(
@@ -168,14 +193,19 @@ class Daemon:
             self._control_fault = str(error)
             log.error("control socket not available", socket=self.config.control.socket,
                       error=str(error))  # fmt: skip
-        controller.start(__version__, self._clock())
+        started = await self._retrying(
+            lambda: controller.start(__version__, self._clock()), "controller.started not stored"
+        )
+        if started is None:
+            await control.close()
+            return
         tasks = [asyncio.create_task(self.publisher.run(), name="publisher")]
         tasks += [
             asyncio.create_task(runner.run(), name=f"device-{name}")
             for name, runner in self.devices.items()
         ]
         tasks.append(asyncio.create_task(self._housekeeping(), name="housekeeping"))
-        self._notifier.ready(self.status_line())
+        self._told_ready = self._notifier.ready(self.status_line()) or self._told_ready
         log.info("running", table=self.config.table.id, devices=sorted(self.devices))
         stop = asyncio.create_task(self._stop.wait(), name="stop")
         finished, _ = await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
@@ -219,14 +249,18 @@ class Daemon:
 
     def _store_for(self, device: str) -> Store:
         def store(inputs: Sequence[Input], link_state: Mapping[str, Any] | None) -> None:
-            self.submit(inputs, {device: link_state} if link_state is not None else None)
+            try:
+                self.submit(inputs, {device: link_state} if link_state is not None else None)
+            except JournalError as error:
+                raise StorageFailedError(str(error)) from error
 
         return store
 
     def submit(
         self, inputs: Sequence[Input], link_state: Mapping[str, Mapping[str, Any]] | None = None
     ) -> list[StoredEvent]:
-        """Apply and journal inputs; StorageFailedError when the journal could not take them."""
+        """Apply and journal inputs (devices and the control socket both come here, so the
+        journal's faults show in one place); JournalError when they were not stored."""
         assert self.controller is not None
         if not inputs and link_state is None:
             return []
@@ -236,7 +270,7 @@ class Daemon:
             self._journal_fault = str(error)
             log.error("journal cannot store; device not acknowledged", error=str(error))
             self._notifier.status(f"journal fault: {error}")
-            raise StorageFailedError(str(error)) from error
+            raise
         if self._journal_fault is not None:
             log.info("journal stores again")
             self._journal_fault = None

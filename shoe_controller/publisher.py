@@ -299,7 +299,13 @@ class Publisher:
         status = response.status_code
         if 400 <= status < 500:
             text = response.text[:200]
-            self._raise_fault(f"http_{status}", f"table server refused: HTTP {status} {text}")
+            hint = (
+                " (the table's key differs from the server's, or this PC's clock is more than"
+                " 300 s off: check both)"
+                if status == 401
+                else ""
+            )
+            self._raise_fault(f"http_{status}", f"table server refused: HTTP {status} {text}{hint}")
         raise _RetryableError(f"HTTP {status}")
 
     def _accept_ack(self, acked: int) -> None:
@@ -380,22 +386,37 @@ class Publisher:
 
     def _client(self) -> httpx.AsyncClient:
         config = self._config
-        verify: ssl.SSLContext | bool = True
-        if config.base_url.startswith("https://"):
-            context = ssl.create_default_context(
-                cafile=str(config.ca_file) if config.ca_file else None
-            )
-            if config.client_cert is not None:
-                context.load_cert_chain(
-                    str(config.client_cert), str(config.client_key) if config.client_key else None
-                )
-            verify = context
+        context = tls_context(config)
         return httpx.AsyncClient(
-            verify=verify,
+            verify=context if context is not None else True,
             timeout=httpx.Timeout(config.timeout_s),
             follow_redirects=False,
             trust_env=False,  # a proxy from the environment must not see the table's traffic
         )
+
+
+class TlsConfigError(ValueError):
+    """A CA file, client certificate or key that cannot be used; the message names it."""
+
+
+def tls_context(config: PushConfig) -> ssl.SSLContext | None:
+    """The TLS context for an https:// server (None for http://); TlsConfigError names the
+    file at fault, so the daemon can refuse to start instead of failing at every retry."""
+    if not config.base_url.startswith("https://"):
+        return None
+    try:
+        context = ssl.create_default_context(cafile=str(config.ca_file) if config.ca_file else None)
+    except (OSError, ssl.SSLError) as error:
+        raise TlsConfigError(f"ca_file {config.ca_file}: {error}") from None
+    if config.client_cert is not None:
+        key = str(config.client_key) if config.client_key else None
+        try:
+            context.load_cert_chain(str(config.client_cert), key)
+        except (OSError, ssl.SSLError) as error:
+            raise TlsConfigError(
+                f"client_cert {config.client_cert} / client_key {config.client_key}: {error}"
+            ) from None
+    return context
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -129,3 +129,27 @@ def test_daemon_refuses_a_bad_config_with_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1, result.stderr
     assert "decks must be a whole number from 6 to 12" in lines[0]
     assert str(config) in lines[0]
+
+
+def test_daemon_refuses_an_unusable_ca_file_with_one_line(tmp_path: Path) -> None:
+    key = tmp_path / "table.key"
+    key.write_text("secret\n")
+    bad_ca = tmp_path / "ca.pem"
+    bad_ca.write_text("not a certificate\n")
+    config = tmp_path / "tls.toml"
+    config.write_text(
+        f'[server]\nurl = "https://127.0.0.1:8700"\nkey_file = "{key}"\nca_file = "{bad_ca}"\n'
+        f'[journal]\npath = "{tmp_path / "j.db"}"\n'
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "shoe_controller.cli", "run", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "[server] ca_file" in lines[0]
+    assert not (tmp_path / "j.db").exists()  # refused before anything was opened

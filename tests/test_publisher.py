@@ -240,6 +240,8 @@ def test_a_4xx_raises_a_fault_that_clears_on_success(setup: Setup) -> None:
 
     asyncio.run(scenario())
     assert [fault.code if fault else None for fault in seen] == ["http_401", None]
+    assert seen[0] is not None
+    assert "clock" in seen[0].text  # the technician's two suspects for a 401: key and clock
     assert setup.held() == setup.expected()
 
 
