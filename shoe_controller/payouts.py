@@ -155,11 +155,16 @@ def settle(
     outcome: Outcome,
     round_number: int,
     table: Mapping[str, Decimal] = DEFAULT_PAY_TABLE,
+    *,
+    big_small_last_round: int = BIG_SMALL_LAST_ROUND,
 ) -> Settlement:
     """Settle one bet of `stake` smallest money units on a round (R14).
 
+    `round_number` counts the shoe's real rounds (trial rounds, R2.3, do not count; the
+    table's `round.started` says `big_small_open` by the same count), and
+    `big_small_last_round` is the house's setting ([table] big_small_last_round).
     Winnings are rounded down to a whole unit, as a cage pays. Raises PayoutError for a bet
-    the rules refuse: Big and Small after round 20 of a shoe (R14.1).
+    the rules refuse: Big and Small after that round (R14.1).
     """
     try:
         bet = Bet(bet)
@@ -167,8 +172,8 @@ def settle(
         raise PayoutError(f"unknown bet {bet!r}; known: {[b.value for b in Bet]}") from None
     if isinstance(stake, bool) or not isinstance(stake, int) or stake <= 0:
         raise PayoutError(f"stake must be a positive whole number of money units, got {stake!r}")
-    if bet in (Bet.BIG, Bet.SMALL) and round_number > BIG_SMALL_LAST_ROUND:
-        raise PayoutError(f"{bet.value} cannot be bet after round {BIG_SMALL_LAST_ROUND} (R14.1)")
+    if bet in (Bet.BIG, Bet.SMALL) and round_number > big_small_last_round:
+        raise PayoutError(f"{bet.value} cannot be bet after round {big_small_last_round} (R14.1)")
     odds = _odds(bet, outcome, table)
     if isinstance(odds, Result):
         return Settlement(odds, stake, 0)

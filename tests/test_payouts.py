@@ -116,6 +116,10 @@ def test_r14_1_big_small_refused_after_round_20() -> None:
     with pytest.raises(PayoutError, match=r"R14\.1"):
         settle(Bet.SMALL, 100, BANKER_NATURAL, 30)
     assert settle(Bet.PLAYER, 100, TIE_PAIRS, 30).result is Result.WIN
+    # A house that closes Big/Small later (R14.2: houses differ).
+    assert settle(Bet.BIG, 100, TIE_PAIRS, 25, big_small_last_round=30).result is Result.WIN
+    with pytest.raises(PayoutError, match="after round 30"):
+        settle(Bet.BIG, 100, TIE_PAIRS, 31, big_small_last_round=30)
 
 
 def test_commission_rounds_down_to_whole_units() -> None:
