@@ -113,6 +113,7 @@ class DeviceRunner:
         self._identity: dict[str, Any] | None = None
         self._announce = True
         self._indication = (0, 0)  # the lights the table last asked for (off until it asks)
+        self._unstored: list[Input] = []  # ASCII shoes' inputs waiting for the journal
         self.status = "starting"
         registry = DeckRegistry.load(Path(section.registry)) if section.registry else None
         if section.protocol == "slp":
@@ -189,13 +190,27 @@ class DeviceRunner:
                 if self._link is not None:
                     self._on_delivery(item)
                 else:
-                    self._store(self.translator.translate(item, self._clock()), None)
+                    self._on_reading(item)
             except StorageFailedError:
                 continue  # logged by the store; the device resends what was not ACKed
             await asyncio.sleep(0)  # let the control socket and publisher in between cards
 
     def stop(self) -> None:
         self.connection.stop()
+
+    def _on_reading(self, reading: Any) -> None:
+        """A vendor ASCII shoe never resends: what the journal could not take yet is kept here
+        and goes first, in order, with the next reading (held in memory, so a crash during a
+        disk-full episode is the one way to lose it; the log says so)."""
+        inputs = [*self._unstored, *self.translator.translate(reading, self._clock())]
+        try:
+            self._store(inputs, None)
+        except StorageFailedError:
+            self._unstored = inputs
+            log.error("not stored yet; kept in memory: this shoe does not resend",
+                      device=self.name, waiting=len(inputs))  # fmt: skip
+            raise
+        self._unstored = []
 
     def _on_delivery(self, delivery: Delivery) -> None:
         assert self._link is not None

@@ -110,3 +110,51 @@ def test_a_lost_device_is_reported_once_the_journal_takes_it_again(tmp_path: Pat
         assert inputs[1].device == "scanner"
     finally:
         journal.close()
+
+
+def test_an_ascii_card_the_journal_refused_goes_first_with_the_next_one(tmp_path: Path) -> None:
+    # A vendor ASCII shoe never resends: a card the journal could not take is kept and
+    # stored, in order, with the next reading once the journal takes writes again.
+    master, slave = os.openpty()
+    tty.setraw(master)
+    link = tmp_path / "beetek.tty"
+    link.symlink_to(os.ttyname(slave))
+    journal = Journal.open(tmp_path / "journal.db", "tbl-01-shoe")
+    controller = Controller(TableConfig(), journal)
+    section = DeviceSection(protocol="beetek", port=str(link), kind="optical")
+    refusals = 0
+
+    def store(inputs, link_state) -> None:  # type: ignore[no-untyped-def]
+        nonlocal refusals
+        queen = any(
+            isinstance(item, CardDrawn) and item.card == parse_card("QH") for item in inputs
+        )
+        if queen and refusals == 0:  # the disk is full for the first attempt only
+            refusals += 1
+            raise StorageFailedError("disk full (test)")
+        controller.submit_many(inputs, None if link_state is None else {"scanner": link_state})
+
+    runner = DeviceRunner("scanner", section, store, None)
+
+    async def scenario() -> None:
+        task = asyncio.create_task(runner.run())
+        while journal.last_input() < 1:
+            await asyncio.sleep(0.01)
+        os.write(master, encode_card(parse_card("QH")))
+        while refusals < 1:
+            await asyncio.sleep(0.01)
+        os.write(master, encode_card(parse_card("TD")))
+        while journal.last_input() < 3:
+            await asyncio.sleep(0.01)
+        runner.stop()
+        await asyncio.wait_for(task, GUARD_S)
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), GUARD_S))
+        inputs = [input_from_json(step.input) for step in journal.replay_steps(from_input=1)]
+        cards = [item.card for item in inputs if isinstance(item, CardDrawn)]
+        assert cards == [parse_card("QH"), parse_card("TD")]
+    finally:
+        journal.close()
+        os.close(master)
+        os.close(slave)
