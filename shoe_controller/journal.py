@@ -372,16 +372,6 @@ class Journal:
             )
         return stored
 
-    def save_link_state(self, device: str, state: Mapping[str, Any]) -> None:
-        """Store one device's link session alone (e.g. a link reset that carried no data)."""
-        ((_, encoded),) = _link_rows({device: state})
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO links (device, state, input_no) VALUES (?, ?, NULL)"
-                " ON CONFLICT (device) DO UPDATE SET state = excluded.state, input_no = NULL",
-                (device, encoded),
-            )
-
     def next_boot(self) -> int:
         """Count a controller start and return its number (the `boot` of controller.started)."""
         with self._write() as conn:

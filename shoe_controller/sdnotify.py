@@ -22,10 +22,6 @@ class Notifier:
             int(watchdog_usec) / 1e6 / 2 if watchdog_usec.isdigit() and owned else None
         )
 
-    @property
-    def enabled(self) -> bool:
-        return bool(self._address)
-
     def notify(self, *lines: str) -> bool:
         """Send `KEY=value` lines; False when there is no systemd to tell or it cannot hear."""
         if not self._address:
