@@ -1216,6 +1216,13 @@ class Table:
             self._refuse("no_cut_card", "a shuffler-dealer machine has no cut card (R2.5)", True)
         elif book.cut_after is not None or book.cut_pending:
             self._refuse("cut_card_repeated", "the cut card already came out in this shoe", True)
+        elif item.counter is not None and not 0 <= item.counter <= self.config.cards_in_shoe:
+            self._refuse(
+                "invalid_input",
+                f"the cut card came out after card {item.counter}, but the shoe holds"
+                f" {self.config.cards_in_shoe} cards: a device fault; supervisor: check the shoe",
+                True,
+            )
         elif book.queue:
             book.queue.append(CutMarker(item.counter))  # behind the cards drawn before it
             book.cut_pending = True

@@ -534,3 +534,15 @@ def test_a_missed_card_is_inserted_into_a_squeezed_round_only_after_the_reveal()
     events = driver.sup("missed", card="3C", position="B1")
     assert events[0].data["code"] == "command_refused"
     assert "R15" in events[0].data["text"]
+
+
+@pytest.mark.parametrize("counter", [-3, 8 * 52 + 1])
+def test_a_cut_card_counter_outside_the_shoe_is_refused(counter: int) -> None:
+    driver = Driver(TableConfig(insurance=False))
+    driver.open_shoe()
+    before = driver.table.snapshot()
+    (alert,) = driver.apply(CutCardSeen(driver.at(), "scanner", counter))
+    assert alert.type == EventType.PROCEDURE_ALERT
+    assert alert.data["code"] == "invalid_input"
+    assert str(counter) in alert.data["text"]
+    assert driver.table.snapshot() == before  # nothing changed: no negative "cards behind"
