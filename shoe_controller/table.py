@@ -1765,7 +1765,20 @@ class Table:
             self._settle()
 
     def _check_void(self, args: dict[str, Any]) -> str | None:
-        return None if self._book.round is not None else "no round is in progress to void"
+        book = self._book
+        if book.round is None:
+            return "no round is in progress to void"
+        ends_shoe = (book.last_round is not None and book.round.number >= book.last_round) or (
+            book.cut_pending and self.config.cut_card == FINISH_CURRENT
+        )
+        lingering = [hold.code for hold in book.holds if hold.kind == "plain"]
+        if ends_shoe and lingering:
+            # The holds would go with the shoe, and the next shoe would open over them.
+            return (
+                f"voiding the shoe's last round ends the shoe while {', '.join(lingering)}"
+                " holds the table: resume first, or change_shoe"
+            )
+        return None
 
     def _do_void(self, command: SupervisorCommand, args: dict[str, Any]) -> None:
         current = self._book.round

@@ -546,3 +546,19 @@ def test_a_cut_card_counter_outside_the_shoe_is_refused(counter: int) -> None:
     assert alert.data["code"] == "invalid_input"
     assert str(counter) in alert.data["text"]
     assert driver.table.snapshot() == before  # nothing changed: no negative "cards behind"
+
+
+def test_voiding_the_last_round_does_not_drop_a_fault_hold_with_the_shoe() -> None:
+    # R3.1 + R10.1: after the cut card the round in progress is the last; voiding it would
+    # end the shoe and take the device fault's hold with it, so the next shoe would open
+    # over an active fault. Refused: resume (once the fault clears) or change_shoe.
+    driver = Driver(TableConfig(insurance=False))
+    driver.open_shoe()
+    driver.deal("9H 2C")
+    driver.apply(CutCardSeen(driver.at(), "scanner"))
+    driver.apply(DeviceFault(driver.at(), "scanner", 0x0004, 3, "tamper"))
+    assert driver.table.state == "held"
+    (refusal,) = driver.sup("void")
+    assert refusal.data["code"] == "command_refused"
+    assert "resume first, or change_shoe" in refusal.data["text"]
+    assert driver.table.view()["shoe_open"]
