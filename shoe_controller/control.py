@@ -193,15 +193,18 @@ class ControlService:
         *,
         journal_fault: Callable[[], str | None] | None = None,
         submit: Callable[[SupervisorCommand], list[StoredEvent]] | None = None,
+        loop_stats: Callable[[], Mapping[str, Any]] | None = None,
         version: str = __version__,
     ) -> None:
         """`publisher_status()` gives a PublisherStatus (or its JSON, or None without a
         publisher); `device_stats()` one `DeviceRunner.stats()` dict per configured device;
         `journal_fault()`, if given, the daemon's current journal fault text or None;
+        `loop_stats()` the event loop's lag (LoopLag.to_json);
         `submit(command)` stores a supervisor command (default: the controller's own, the
         daemon passes its submit so that a journal fault shows in its status too)."""
         self._controller = controller
         self._submit = submit or controller.submit
+        self._loop_stats = loop_stats or dict
         self._publisher_status = publisher_status
         self._device_stats = device_stats
         self._config = config
@@ -360,6 +363,7 @@ class ControlService:
                 "replayed_inputs": len(recovery.inputs),
                 "replay_mismatch": recovery.mismatch,
                 "journal_fault": self._journal_fault(),
+                "loop_lag": dict(self._loop_stats()),  # the worst event-loop stalls
             },
             "table": view,
             "devices": devices,

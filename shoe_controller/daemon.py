@@ -27,6 +27,7 @@ from shoe_controller.devices import DeviceOptions, DeviceRunner, StorageFailedEr
 from shoe_controller.events import EventType
 from shoe_controller.inputs import Input
 from shoe_controller.journal import Journal, JournalError, StoredEvent
+from shoe_controller.looplag import LoopLag
 from shoe_controller.publisher import (
     Publisher,
     PushConfig,
@@ -77,6 +78,7 @@ class Daemon:
         self.controller: Controller | None = None
         self.publisher: Publisher | None = None
         self.devices: dict[str, DeviceRunner] = {}
+        self.loop_lag = LoopLag()
         # Checked at once: a key file that cannot be read is a configuration error.
         try:
             SigningKey.from_file(config.server.key_file)
@@ -181,6 +183,7 @@ class Daemon:
             self._clock,
             journal_fault=lambda: self._journal_fault,
             submit=lambda command: self.submit([command]),
+            loop_stats=self.loop_lag.to_json,
         )
         self.add_listener(service.publish)
         control = ControlServer(
@@ -205,6 +208,7 @@ class Daemon:
             for name, runner in self.devices.items()
         ]
         tasks.append(asyncio.create_task(self._housekeeping(), name="housekeeping"))
+        tasks.append(asyncio.create_task(self.loop_lag.run(), name="loop-lag"))
         self._told_ready = self._notifier.ready(self.status_line()) or self._told_ready
         log.info("running", table=self.config.table.id, devices=sorted(self.devices))
         stop = asyncio.create_task(self._stop.wait(), name="stop")
@@ -365,6 +369,7 @@ class Daemon:
             parts.append(f"{name} {runner.status}")
         if self.publisher is not None:
             parts.append(f"backlog {self.publisher.status().backlog}")
+        parts.append(f"loop lag {self.loop_lag.recent_worst * 1000:.0f} ms")
         if self._journal_fault:
             parts.append("JOURNAL FAULT")
         if self._push_fault is not None:

@@ -493,6 +493,15 @@ def render_status(result: Mapping[str, Any], paint: Painter) -> str:
             f" of {outbox['last_seq']}): {outbox['why']}",
         )
     )
+    lag = controller.get("loop_lag") or {}
+    if "recent_worst_ms" in lag:
+        pairs.append(
+            (
+                "Loop",
+                f"worst stall {lag['recent_worst_ms']:g} ms in the last minute,"
+                f" {lag['worst_ms']:g} ms since start",
+            )
+        )
     lines = [render_pairs(pairs, paint)]
     if health["problems"]:
         lines += ["", paint("Needs a person:", "head")]

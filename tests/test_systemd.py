@@ -179,6 +179,7 @@ def test_daemon_speaks_sd_notify(short_dir: Path, kind: str) -> None:
         assert {ping.pid for ping in pings} == {pid}
         status = notify.wait_for("STATUS")
         assert "round" in status.fields["STATUS"]  # the summary follows the table
+        assert re.search(r"loop lag \d+ ms", status.fields["STATUS"])  # the loop's worst stall
         assert "\n" not in status.fields["STATUS"]
         assert rig.stop_daemon() == 0  # SIGTERM: finish, say so, exit cleanly
         stopping = notify.wait_for("STOPPING", "1")
