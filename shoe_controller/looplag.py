@@ -19,9 +19,7 @@ WINDOW_S = 60.0  # "recent" means the last minute
 class LoopLag:
     """Tick on the loop; keep the worst lateness of the last minute and since start."""
 
-    def __init__(
-        self, interval: float = 0.1, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, interval: float = 0.1, clock: Callable[[], float] = time.monotonic) -> None:
         self._interval = interval
         self._clock = clock
         self._recent: deque[tuple[float, float]] = deque()  # (when, lag) keeping a max-queue
