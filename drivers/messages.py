@@ -11,6 +11,7 @@ suit are plain protocol integers (rank 1-13, suit 0-3).
 from __future__ import annotations
 
 import struct
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from typing import ClassVar, TypeVar
@@ -212,7 +213,7 @@ class _Reader:
 
 
 @dataclass(frozen=True, slots=True)
-class Message:
+class Message(ABC):
     """Base of every protocol message."""
 
     TYPE: ClassVar[MessageType]
@@ -222,12 +223,12 @@ class Message:
     def message_type(self) -> MessageType:
         return self.TYPE
 
-    def encode_payload(self) -> bytes:
-        raise NotImplementedError
+    @abstractmethod
+    def encode_payload(self) -> bytes: ...
 
     @classmethod
-    def decode_payload(cls, payload: bytes) -> Message:
-        raise NotImplementedError
+    @abstractmethod
+    def decode_payload(cls, payload: bytes) -> Message: ...
 
 
 @dataclass(frozen=True, slots=True)
