@@ -43,7 +43,7 @@ def run_command(config_path: Path) -> None:
         format=config.log.format, level=config.log.level, squeeze=config.procedures.squeeze
     )
     try:
-        daemon = Daemon(config)
+        daemon = Daemon(config, config_path=config_path)
     except StartupError as error:
         raise click.ClickException(str(error)) from None
     asyncio.run(daemon.run())

@@ -20,7 +20,7 @@ import structlog
 
 from drivers.messages import Shuffle
 from shoe_controller import __version__, logs
-from shoe_controller.config import Config
+from shoe_controller.config import Config, ConfigError, load
 from shoe_controller.control import ControlError, ControlServer, ControlService
 from shoe_controller.controller import Controller
 from shoe_controller.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
@@ -61,8 +61,10 @@ class Daemon:
         notifier: Notifier | None = None,
         device_options: DeviceOptions | None = None,
         usb_backend: Any = None,
+        config_path: Path | None = None,
     ) -> None:
         self.config = config
+        self._config_path = config_path  # SIGHUP reads its [log] section again
         self._clock = clock
         self._notifier = notifier or Notifier()
         self._device_options = device_options
@@ -346,12 +348,18 @@ class Daemon:
             log.info("pruned delivered shoes", shoes=list(pruned.shoes), events=pruned.events)
 
     def _reopen_logs(self) -> None:
+        """SIGHUP (`systemctl reload`): set the logs up again with the file's [log] section,
+        so a technician can turn on debug without a restart; the rest needs a restart."""
+        settings = self.config.log
+        if self._config_path is not None:
+            try:
+                settings = load(self._config_path).log
+            except ConfigError as error:
+                log.error("config not reloaded; logs unchanged", error=str(error))
         logs.configure(
-            format=self.config.log.format,
-            level=self.config.log.level,
-            squeeze=self.config.procedures.squeeze,
+            format=settings.format, level=settings.level, squeeze=self.config.procedures.squeeze
         )
-        log.info("logs reopened")
+        log.warning("logs reopened", level=settings.level, format=settings.format)
 
     def status_line(self) -> str:
         """One line for systemd's STATUS: shoe, round, devices, backlog, faults."""
