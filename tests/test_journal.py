@@ -388,3 +388,14 @@ def test_disk_full_is_a_clear_error_and_the_same_call_can_be_retried(
     with Journal.open(tiny_filesystem / "journal.db", CONTROLLER) as reopened:
         assert reopened.check() == []
         assert reopened.last_seq() == 3 * (recorded + 1)
+
+
+def test_only_the_ack_mark_skips_the_sync_and_full_sync_comes_back(journal: Journal) -> None:
+    journal.record({"type": "card"}, [event("card.dealt", 1, 1)], 1)
+    journal.mark_acked(1)
+    assert journal.acked_through() == 1
+    # Inputs and events still commit with synchronous=FULL (2) after the mark.
+    assert journal._conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+    with pytest.raises(RecordInvalid):
+        journal.mark_acked(5)  # a refused mark restores it too
+    assert journal._conn.execute("PRAGMA synchronous").fetchone()[0] == 2
