@@ -62,7 +62,7 @@ class Controller:
 
     def start(self, version: str, at: float) -> list[StoredEvent]:
         """Count this boot and record controller.started (recovered when state was rebuilt)."""
-        boot = self.journal.next_boot()
+        boot = self.journal.boot() + 1  # stored with controller.started, in its transaction
         recovered = bool(self.recovery.inputs)
         return self.submit(
             ControllerStarted(at=at, version=version, boot=boot, recovered=recovered)

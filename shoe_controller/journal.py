@@ -43,6 +43,7 @@ from shoe_controller.events import EventType
 
 SCHEMA_VERSION = 1
 SHOE_ENDED = str(EventType.SHOE_ENDED)  # marks a shoe as finished, for retention
+CONTROLLER_STARTED = "controller_started"  # the input whose `boot` is the boot counter
 AT_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 WAL_SIZE_LIMIT = 16 * 1024 * 1024  # bytes the WAL is truncated to after a checkpoint
 LOW_SPACE_BYTES = 1024 * 1024  # an I/O error with less free space than this is a full disk
@@ -325,9 +326,13 @@ class Journal:
         they are stored together with the session that frame's ACK depends on, or not at all.
         """
         prepared = []
+        boot = None
         for input, events, shoe in steps:
             _check_optional_int("shoe", shoe)
             prepared.append((*_input_row(input), [_event_row(event) for event in events], shoe))
+            if input.get("type") == CONTROLLER_STARTED:
+                boot = input.get("boot")
+                _check_optional_int("boot", boot)
         links = _link_rows(link_state)
         now = self._clock()
         stored: list[StoredEvent] = []
@@ -364,6 +369,8 @@ class Journal:
                 )
                 last_seq += len(rows)
             conn.execute("UPDATE journal SET last_seq = ?, last_input = ?", (last_seq, last_input))
+            if boot is not None:  # counted with the very input that announces the start
+                conn.execute("UPDATE journal SET boot = ?", (boot,))
             conn.executemany(
                 "INSERT INTO links (device, state, input_no) VALUES (?, ?, ?)"
                 " ON CONFLICT (device) DO UPDATE SET state = excluded.state,"
@@ -371,12 +378,6 @@ class Journal:
                 [(device, state, last_input) for device, state in links],
             )
         return stored
-
-    def next_boot(self) -> int:
-        """Count a controller start and return its number (the `boot` of controller.started)."""
-        with self._write() as conn:
-            conn.execute("UPDATE journal SET boot = boot + 1")
-            return int(conn.execute("SELECT boot FROM journal").fetchone()[0])
 
     def mark_acked(self, acked_through: int) -> None:
         """Store the table server's acked_through (it may go down if the server lost data)."""

@@ -166,10 +166,15 @@ def test_boot_counter_counts_starts(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     with Journal.open(path, CONTROLLER) as journal:
         assert journal.boot() == 0
-        assert journal.next_boot() == 1
+        journal.record({"type": "controller_started", "boot": 1}, [], None)
+        assert journal.boot() == 1
     with Journal.open(path, CONTROLLER) as journal:
-        assert journal.next_boot() == 2
-        assert journal.boot() == 2
+        assert journal.boot() == 1  # kept across restarts
+        journal.record({"type": "card"}, [], None)
+        assert journal.boot() == 1  # only a start counts
+        with pytest.raises(RecordInvalid):  # nothing stored: the count does not move either
+            journal.record({"type": "controller_started", "boot": 2}, [{"type": "x"}], None)
+        assert journal.boot() == 1
 
 
 def test_replay_covers_the_current_shoe_and_checks_events(journal: Journal) -> None:
