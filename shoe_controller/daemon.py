@@ -163,6 +163,19 @@ class Daemon:
             state=controller.table.state,
         )
         self.publisher = Publisher(journal, self._push_config(), on_fault=self._on_push_fault)
+        self._make_devices(journal, recovery.inputs)
+        control = await self._serve_control(controller)
+        try:
+            started = await self._retrying(
+                lambda: controller.start(__version__, self._clock()),
+                "controller.started not stored",
+            )
+            if started is not None:
+                await self._serve()
+        finally:
+            await control.close()
+
+    def _make_devices(self, journal: Journal, history: Sequence[Input]) -> None:
         saved = journal.link_states()
         for name in ("scanner", "shuffler"):
             section = getattr(self.config, name)
@@ -172,11 +185,15 @@ class Daemon:
                     section,
                     self._store_for(name),
                     saved.get(name),
-                    history=recovery.inputs,
+                    history=history,
                     options=self._device_options,
                     clock=self._clock,
                     usb_backend=self._usb_backend,
                 )
+
+    async def _serve_control(self, controller: Controller) -> ControlServer:
+        """The control socket for shoectl; the table runs without it rather than not at all."""
+        assert self.publisher is not None
         service = ControlService(
             controller,
             self.publisher.status,
@@ -194,16 +211,14 @@ class Daemon:
         try:
             await control.start()
         except (ControlError, OSError) as error:
-            # The table runs without shoectl rather than not at all; the status line says so.
-            self._control_fault = str(error)
+            self._control_fault = str(error)  # the status line says so
             log.error("control socket not available", socket=self.config.control.socket,
                       error=str(error))  # fmt: skip
-        started = await self._retrying(
-            lambda: controller.start(__version__, self._clock()), "controller.started not stored"
-        )
-        if started is None:
-            await control.close()
-            return
+        return control
+
+    async def _serve(self) -> None:
+        """Run every part until stop(), or until one of them dies."""
+        assert self.publisher is not None
         tasks = [asyncio.create_task(self.publisher.run(), name="publisher")]
         tasks += [
             asyncio.create_task(runner.run(), name=f"device-{name}")
@@ -229,7 +244,6 @@ class Daemon:
         for runner in self.devices.values():
             runner.stop()
         self.publisher.stop()
-        await control.close()
         done, pending = await asyncio.wait(tasks, timeout=5.0)
         for task in pending:
             task.cancel()
