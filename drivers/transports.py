@@ -37,6 +37,9 @@ import usb.util
 
 DEFAULT_BAUDRATE = 115200
 READ_CHUNK = 4096
+# What pyusb's backends raise for an operation they do not offer (kernel driver detach on
+# some platforms, string descriptors on some devices): a property of the device, not a bug.
+_UNSUPPORTED = NotImplementedError
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -213,7 +216,7 @@ class UsbTransport(Transport):
         except TransportError:
             self.close()
             raise
-        except (usb.core.USBError, ValueError, NotImplementedError, OSError) as exc:
+        except (usb.core.USBError, ValueError, _UNSUPPORTED, OSError) as exc:
             self.close()
             raise TransportError(f"{self.name}: cannot open: {exc}") from exc
 
@@ -245,7 +248,7 @@ class UsbTransport(Transport):
         if interface is None:
             raise TransportError(f"{self.name}: no vendor-specific interface")
         number = interface.bInterfaceNumber
-        with contextlib.suppress(NotImplementedError, usb.core.USBError):
+        with contextlib.suppress(_UNSUPPORTED, usb.core.USBError):
             if device.is_kernel_driver_active(number):
                 device.detach_kernel_driver(number)
         self._device = device
@@ -295,7 +298,7 @@ class UsbTransport(Transport):
 def _serial_of(device: Any) -> str | None:
     try:
         return device.serial_number
-    except (usb.core.USBError, ValueError, NotImplementedError):
+    except (usb.core.USBError, ValueError, _UNSUPPORTED):
         return None
 
 

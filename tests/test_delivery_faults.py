@@ -8,7 +8,6 @@ slowed and starved of disk. PUSH_API.md: "It never drops or reorders an event."
 from __future__ import annotations
 
 import random
-import subprocess
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from delivery_support import (
     wait_until,
     write_key,
 )
+from fs_support import small_tmpfs
 
 from shoe_controller.journal import Journal
 
@@ -190,20 +190,8 @@ def test_writer_killed_mid_transaction_leaves_whole_transactions(
 @pytest.fixture
 def small_filesystem(tmp_path: Path):
     """A 3 MiB tmpfs: the journal runs out of space quickly and safely."""
-    mount_point = tmp_path / "small"
-    mount_point.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs (needs root/CAP_SYS_ADMIN): {done.stderr}")
-    try:
+    with small_tmpfs(tmp_path / "small", "3m") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def test_journal_on_a_nearly_full_file_system(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fs_support import small_tmpfs
 from test_end_to_end import check_card_inputs, check_delivery, check_shoe, shoe_events
 
 from shoe_controller.rig import RigOptions, TableRig
@@ -20,20 +20,11 @@ LEFT_FREE = 48 * 1024  # bytes left beside the journal once the filler is writte
 
 @pytest.fixture
 def small_disk() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="full-") as name:
-        mount_point = Path(name)
-        mounted = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE}", "tmpfs", str(mount_point)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if mounted.returncode != 0:
-            pytest.skip(f"cannot mount a small tmpfs here (needs root): {mounted.stderr.strip()}")
-        try:
-            yield mount_point
-        finally:
-            subprocess.run(["umount", "-l", str(mount_point)], check=False)
+    with (
+        tempfile.TemporaryDirectory(prefix="full-") as name,
+        small_tmpfs(Path(name), TMPFS_SIZE) as mount_point,
+    ):
+        yield mount_point
 
 
 @pytest.fixture

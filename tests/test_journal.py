@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fs_support import small_tmpfs
 
 from shoe_controller.events import Event, EventType, iso_time
 from shoe_controller.journal import (
@@ -349,20 +349,8 @@ def test_damaged_pages_are_reported_as_corrupt(tmp_path: Path) -> None:
 
 @pytest.fixture
 def tiny_filesystem(tmp_path: Path):
-    mount_point = tmp_path / "tiny"
-    mount_point.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs (needs root/CAP_SYS_ADMIN): {done.stderr}")
-    try:
+    with small_tmpfs(tmp_path / "tiny", "1m") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def test_disk_full_is_a_clear_error_and_the_same_call_can_be_retried(

@@ -5,6 +5,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from table_support import PUSH_API_FIELDS
 
 from shoe_controller.cards import Card, Suit, parse_card, points
 from shoe_controller.rules import (
@@ -141,23 +142,7 @@ def test_outcome_fields_of_a_six_card_round() -> None:
 
 def test_result_data_has_every_push_api_field() -> None:
     data = outcome(cards("6S 3H KD 3C")).result_data()
-    assert set(data) == {
-        "player",
-        "banker",
-        "player_total",
-        "banker_total",
-        "winner",
-        "natural",
-        "player_pair",
-        "banker_pair",
-        "perfect_pair",
-        "any_pair",
-        "cards",
-        "big",
-        "lucky6",
-        "banker_six",
-        "margin",
-    }
+    assert set(data) == PUSH_API_FIELDS["round.result"]  # PUSH_API.md, written once for tests
     # P 6+0 = 6 stands; B 3+3 = 6 stands (R9.3): tie, small.
     assert data["player"] == ["6S", "KD"]
     assert data["banker"] == ["3H", "3C"]
