@@ -38,7 +38,7 @@ import tty
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
+from latency import http_round_trips, percentile
 
 from drivers.link import DeviceLink, LinkConfig
 from drivers.messages import (
@@ -57,11 +57,6 @@ from shoe_controller.rig import TABLE_ID, RigOptions, TableRig
 DEALING_PACE = 2.0  # cards a second, a brisk dealer
 FAST_RATE = 100.0  # cards a second
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def describe(name: str, samples: list[float]) -> tuple[float, float]:
@@ -245,18 +240,6 @@ def pty_echo(samples: int) -> list[float]:
         os.close(slave)
 
 
-async def http_round_trips(url: str, samples: int) -> list[float]:
-    times = []
-    async with httpx.AsyncClient(base_url=url, trust_env=False) as client:
-        await client.get(f"/v1/tables/{TABLE_ID}/ack")  # connect once, like the publisher
-        for _ in range(samples):
-            start = time.perf_counter()
-            response = await client.get(f"/v1/tables/{TABLE_ID}/ack")
-            response.raise_for_status()
-            times.append(time.perf_counter() - start)
-    return times
-
-
 # ---------------------------------------------------------------------- the daemon
 
 
@@ -411,7 +394,7 @@ def run(directory: Path, *, paced: int, fast: int, idle_s: float, starts: int) -
         rig.start_receiver()
         http = describe(
             "bare HTTP round trip (GET .../ack, kept alive)",
-            asyncio.run(http_round_trips(rig.receiver_url, 300)),
+            asyncio.run(http_round_trips(rig.receiver_url, TABLE_ID, 300)),
         )
         empty = []
         # Empty journals: the start-up cost itself (the scanner's port is not there yet: the

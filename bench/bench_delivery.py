@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
 import structlog
+from latency import http_round_trips, percentile
 
 from shoe_controller.events import iso_time
 from shoe_controller.journal import Journal
@@ -31,11 +31,6 @@ from shoe_controller.publisher import Publisher, PushConfig
 
 TABLE_ID = "07"
 CONTROLLER_ID = "bench-shoe"
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def describe(name: str, samples: list[float]) -> tuple[float, float]:
@@ -111,18 +106,6 @@ def start_receiver(directory: Path, key_file: Path) -> tuple[subprocess.Popen[st
     return process, f"http://127.0.0.1:{port}"
 
 
-async def http_round_trips(url: str, samples: int) -> list[float]:
-    times = []
-    async with httpx.AsyncClient(base_url=url, trust_env=False) as client:
-        await client.get(f"/v1/tables/{TABLE_ID}/ack")  # connect once, like the publisher
-        for _ in range(samples):
-            start = time.perf_counter()
-            response = await client.get(f"/v1/tables/{TABLE_ID}/ack")
-            response.raise_for_status()
-            times.append(time.perf_counter() - start)
-    return times
-
-
 async def delivery(journal: Journal, config: PushConfig, rate: float, count: int) -> list[float]:
     """Record `count` single-event inputs at `rate` per second; commit-to-ACK latencies."""
     committed: dict[int, float] = {}
@@ -187,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\ncommit-to-ACK latency over loopback (receiver process, durable store)")
             http = describe(
                 "baseline: bare HTTP round trip (GET .../ack, kept-alive)",
-                asyncio.run(http_round_trips(url, 300 if args.quick else 1000)),
+                asyncio.run(http_round_trips(url, TABLE_ID, 300 if args.quick else 1000)),
             )
             config = PushConfig(
                 base_url=url, table_id=TABLE_ID, controller_id=CONTROLLER_ID, key_file=key_file

@@ -114,9 +114,8 @@ def test_broken_files(tmp_path: Path) -> None:
         load(broken)
 
 
-def test_daemon_refuses_a_bad_config_with_one_line(tmp_path: Path) -> None:
-    config = tmp_path / "bad.toml"
-    config.write_text('[table]\ndecks = 5\n[journal]\npath = "j.db"\n')
+def refusal_line(config: Path) -> str:
+    """`shoe-controller run` refusing to start: non-zero exit, and one line saying why."""
     result = subprocess.run(
         [sys.executable, "-m", "shoe_controller.cli", "run", "--config", str(config)],
         capture_output=True,
@@ -127,8 +126,15 @@ def test_daemon_refuses_a_bad_config_with_one_line(tmp_path: Path) -> None:
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
-    assert "decks must be a whole number from 6 to 12" in lines[0]
-    assert str(config) in lines[0]
+    return lines[0]
+
+
+def test_daemon_refuses_a_bad_config_with_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text('[table]\ndecks = 5\n[journal]\npath = "j.db"\n')
+    line = refusal_line(config)
+    assert "decks must be a whole number from 6 to 12" in line
+    assert str(config) in line
 
 
 def test_daemon_refuses_an_unusable_ca_file_with_one_line(tmp_path: Path) -> None:
@@ -141,15 +147,6 @@ def test_daemon_refuses_an_unusable_ca_file_with_one_line(tmp_path: Path) -> Non
         f'[server]\nurl = "https://127.0.0.1:8700"\nkey_file = "{key}"\nca_file = "{bad_ca}"\n'
         f'[journal]\npath = "{tmp_path / "j.db"}"\n'
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "shoe_controller.cli", "run", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode != 0
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert "[server] ca_file" in lines[0]
+    line = refusal_line(config)
+    assert "[server] ca_file" in line
     assert not (tmp_path / "j.db").exists()  # refused before anything was opened
