@@ -20,7 +20,7 @@ from drivers.adapters.beetek import BeetekAdapter, encode_card, encode_warning
 from drivers.adapters.linecode import LineCodeAdapter
 from drivers.adapters.linecode import encode_card as encode_line
 from drivers.sim.ascii import noise, shuffled_shoe
-from shoe_controller.cards import CardError, from_line_code, parse_card
+from shoe_controller.vocab.cards import CardError, from_line_code, parse_card
 
 WIRE_BYTES_PER_SECOND = 9600 / 10  # 8N1: a start bit, 8 data bits, a stop bit
 CHUNKS = (1, 16, 4096)

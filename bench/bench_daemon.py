@@ -12,7 +12,7 @@ Each is printed beside a baseline measured in the same run: a bare pty echo by a
 process, a bare SQLite commit (WAL, synchronous=FULL), a bare HTTP round trip to the same
 receiver, and a start with an empty journal.
 
-The shoe is our own small SLP device (drivers.link.DeviceLink on a pty), so that the moment
+The shoe is our own small SLP device (drivers.wire.link.DeviceLink on a pty), so that the moment
 the frame's last byte is written and the moment its ACK arrives are both seen here.
 
 Run: python bench/bench_daemon.py [--quick] [--dir DIR]
@@ -40,8 +40,8 @@ from pathlib import Path
 
 from latency import http_round_trips, percentile
 
-from drivers.link import DeviceLink, LinkConfig
-from drivers.messages import (
+from drivers.wire.link import DeviceLink, LinkConfig
+from drivers.wire.messages import (
     Card,
     CardFlags,
     DeviceKind,
@@ -52,7 +52,7 @@ from drivers.messages import (
     ShoeState,
     StatusRequest,
 )
-from shoe_controller.rig import TABLE_ID, RigOptions, TableRig
+from shoe_controller.testing.rig import TABLE_ID, RigOptions, TableRig
 
 DEALING_PACE = 2.0  # cards a second, a brisk dealer
 FAST_RATE = 100.0  # cards a second

@@ -4,7 +4,7 @@ Measures, in one run on this machine:
   1. `Journal.record()` of one input with 3 events (WAL, synchronous=FULL), p50/p99, against
      a bare SQLite INSERT+COMMIT with synchronous=OFF and one with WAL + synchronous=FULL;
   2. the latency from an event's commit to the receiver's ACK over loopback, at 10 and at
-     100 events per second (a real `shoe_controller.receiver` process, storing durably),
+     100 events per second (a real `shoe_controller.testing.receiver` process, storing durably),
      against a bare HTTP round trip (GET .../ack) to the same server.
 
 Run: python bench/bench_delivery.py [--quick]
@@ -25,9 +25,9 @@ from pathlib import Path
 import structlog
 from latency import http_round_trips, percentile
 
-from shoe_controller.events import iso_time
-from shoe_controller.journal import Journal
-from shoe_controller.publisher import Publisher, PushConfig
+from shoe_controller.delivery.publisher import Publisher, PushConfig
+from shoe_controller.store.journal import Journal
+from shoe_controller.vocab.events import iso_time
 
 TABLE_ID = "07"
 CONTROLLER_ID = "bench-shoe"
@@ -96,7 +96,7 @@ def commit_latencies(directory: Path, samples: int) -> dict[str, list[float]]:
 
 def start_receiver(directory: Path, key_file: Path) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "shoe_controller.receiver", "--port", "0",
+        [sys.executable, "-m", "shoe_controller.testing.receiver", "--port", "0",
          "--db", str(directory / "receiver.db"), "--key-file", str(key_file),
          "--table-id", TABLE_ID],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from drivers.link import DeviceLink, HostLink
-from drivers.messages import (
+from drivers.wire.link import DeviceLink, HostLink
+from drivers.wire.messages import (
     Card,
     CardFlags,
     DeviceKind,

@@ -15,10 +15,10 @@ import random
 import time
 from collections.abc import Callable
 
-from shoe_controller.cards import Card, full_deck
-from shoe_controller.perfect_dealer import DealtShoe, deal_shoe
-from shoe_controller.rules import next_position, outcome
-from shoe_controller.table import Table, TableConfig
+from shoe_controller.game.rules import next_position, outcome
+from shoe_controller.table.procedures import Table, TableConfig
+from shoe_controller.testing.perfect_dealer import DealtShoe, deal_shoe
+from shoe_controller.vocab.cards import Card, full_deck
 
 
 def _shoes(count: int, config: TableConfig) -> list[DealtShoe]:

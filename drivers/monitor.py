@@ -23,24 +23,21 @@ from typing import Any, TextIO
 
 import click
 
-from drivers import messages as m
 from drivers.adapters import DEFAULT_BAUD as ASCII_BAUD
 from drivers.adapters import TextAdapter
 from drivers.adapters.beetek import BeetekAdapter
 from drivers.adapters.linecode import LineCodeAdapter
-from drivers.link import HostLink
-from drivers.registry import DeckRegistry, RegistryError
-from drivers.scanner import KINDS, ScannerTranslator
-from drivers.shuffler import ShufflerTranslator
-from drivers.transports import DEFAULT_BAUDRATE as SLP_BAUD
-from drivers.transports import (
-    ConnectionStatus,
-    DeviceConnection,
-    SerialTransport,
-    Transport,
-    UsbTransport,
-)
-from shoe_controller.inputs import (
+from drivers.translate.registry import DeckRegistry, RegistryError
+from drivers.translate.scanner import KINDS, ScannerTranslator
+from drivers.translate.shuffler import ShufflerTranslator
+from drivers.transports.base import DEFAULT_BAUDRATE as SLP_BAUD
+from drivers.transports.base import Transport
+from drivers.transports.connection import ConnectionStatus, DeviceConnection
+from drivers.transports.serial import SerialTransport
+from drivers.transports.usb import UsbTransport
+from drivers.wire import messages as m
+from drivers.wire.link import HostLink
+from shoe_controller.vocab.inputs import (
     CardDrawn,
     CardsMissed,
     CutCardSeen,

@@ -4,7 +4,7 @@
 SQLite journal, the Controller with its Table, a Publisher (started only when a test asks),
 a DeviceRunner reading a simulated optical shoe through a real pty, and the ControlService
 behind a ControlServer on a Unix socket. Tests talk to it as shoectl does: through the socket,
-or by running `python -m shoe_controller.shoectl` as a real process.
+or by running `python -m shoe_controller.cli.shoectl` as a real process.
 """
 
 from __future__ import annotations
@@ -24,17 +24,17 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from drivers.messages import ButtonId, DeviceKind
 from drivers.sim.devices import ShoeSim, SimConfig, make_device
 from drivers.sim.pty import SimRunner
-from shoe_controller.cards import parse_card
-from shoe_controller.config import DeviceSection, from_mapping
-from shoe_controller.control import ControlServer, ControlService
-from shoe_controller.controller import Controller
-from shoe_controller.devices import DeviceOptions, DeviceRunner
-from shoe_controller.inputs import Input, SupervisorCommand
-from shoe_controller.journal import Journal, StoredEvent
-from shoe_controller.publisher import Publisher, PushConfig
+from drivers.wire.messages import ButtonId, DeviceKind
+from shoe_controller.delivery.publisher import Publisher, PushConfig
+from shoe_controller.service.config import DeviceSection, from_mapping
+from shoe_controller.service.control import ControlServer, ControlService
+from shoe_controller.service.devices import DeviceOptions, DeviceRunner
+from shoe_controller.store.controller import Controller
+from shoe_controller.store.journal import Journal, StoredEvent
+from shoe_controller.vocab.cards import parse_card
+from shoe_controller.vocab.inputs import Input, SupervisorCommand
 
 GUARD_S = 60.0  # only stops a hung test; asserts nothing about speed
 REPO = Path(__file__).resolve().parent.parent
@@ -256,7 +256,7 @@ class LiveTable:
     ) -> subprocess.CompletedProcess[str]:
         """Run the real CLI in its own process; `user` prefixes e.g. a setpriv command."""
         return subprocess.run(
-            [*user, sys.executable, "-m", "shoe_controller.shoectl", *args],
+            [*user, sys.executable, "-m", "shoe_controller.cli.shoectl", *args],
             cwd=REPO,
             env=cli_env(socket_path or str(self.socket_path), env),
             capture_output=True,

@@ -1,7 +1,8 @@
 """Test support for the journal and delivery tests: real receiver and writer processes.
 
-Not a test module. Starts `python -m shoe_controller.receiver` and tests/helpers/journal_writer.py
-as real processes, reads their line protocol, and checks a receiver's file against a journal.
+Not a test module. Starts `python -m shoe_controller.testing.receiver` and
+tests/helpers/journal_writer.py as real processes, reads their line protocol, and checks a
+receiver's file against a journal.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Any
 
 import httpx
 
-from shoe_controller.journal import Journal
-from shoe_controller.receiver import ReceiverStore
+from shoe_controller.store.journal import Journal
+from shoe_controller.testing.receiver import ReceiverStore
 
 REPO = Path(__file__).resolve().parents[1]
 WRITER = REPO / "tests" / "helpers" / "journal_writer.py"
@@ -123,14 +124,14 @@ class LineProcess:
 
 
 class ReceiverProcess(LineProcess):
-    """`python -m shoe_controller.receiver`; knows its port from the first stdout line."""
+    """`python -m shoe_controller.testing.receiver`; knows its port from the first stdout line."""
 
     def __init__(self, db: Path, key_file: Path, *options: str, port: int = 0) -> None:
         super().__init__(
             [
                 sys.executable,
                 "-m",
-                "shoe_controller.receiver",
+                "shoe_controller.testing.receiver",
                 "--port",
                 str(port),
                 "--db",

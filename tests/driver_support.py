@@ -14,10 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from drivers.adapters import Reading, TextAdapter
-from drivers.link import HostLink
-from drivers.messages import Card, DeviceKind, Message, Shoe, ShoeState
 from drivers.sim.devices import SimConfig, SimDevice, make_device
-from drivers.transports import ConnectionStatus, DeviceConnection, SerialTransport, Transport
+from drivers.transports.base import Transport
+from drivers.transports.connection import ConnectionStatus, DeviceConnection
+from drivers.transports.serial import SerialTransport
+from drivers.wire.link import HostLink
+from drivers.wire.messages import Card, DeviceKind, Message, Shoe, ShoeState
 
 GUARD = 60.0  # seconds: only stops a hung test, asserts nothing about speed
 MAX_READS = 2000  # a bound on reads from a pty, in case the simulator dies

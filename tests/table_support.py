@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from shoe_controller.cards import Card, full_deck, parse_card
-from shoe_controller.events import Event, EventType
-from shoe_controller.inputs import (
+from shoe_controller.table.procedures import Table, TableConfig
+from shoe_controller.vocab.cards import Card, full_deck, parse_card
+from shoe_controller.vocab.events import Event, EventType
+from shoe_controller.vocab.inputs import (
     Button,
     ButtonPressed,
     CardDrawn,
@@ -16,7 +17,6 @@ from shoe_controller.inputs import (
     ShoeStateChanged,
     SupervisorCommand,
 )
-from shoe_controller.table import Table, TableConfig
 
 # PUSH_API.md "Event types": the exact data fields of every event type.
 PUSH_API_FIELDS: dict[str, set[str]] = {

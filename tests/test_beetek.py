@@ -21,8 +21,8 @@ from drivers.adapters.beetek import (
     encode_warning,
 )
 from drivers.sim import ascii as sim
-from shoe_controller.cards import Card, full_deck, parse_card
-from shoe_controller.inputs import CardDrawn, DeviceConnected, DeviceFault
+from shoe_controller.vocab.cards import Card, full_deck, parse_card
+from shoe_controller.vocab.inputs import CardDrawn, DeviceConnected, DeviceFault
 
 cards = st.sampled_from(full_deck())
 safe_noise = st.binary(max_size=12).map(

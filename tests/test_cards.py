@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shoe_controller.cards import (
+from shoe_controller.vocab.cards import (
     Card,
     CardError,
     Suit,

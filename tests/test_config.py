@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shoe_controller.config import (
+from shoe_controller.service.config import (
     Config,
     ConfigError,
     ControlSection,
@@ -22,7 +22,7 @@ from shoe_controller.config import (
     from_mapping,
     load,
 )
-from shoe_controller.table import TableConfig
+from shoe_controller.table.procedures import TableConfig
 
 DOCUMENTED = Path(__file__).parent.parent / "config" / "shoe-controller.toml"
 
@@ -117,7 +117,7 @@ def test_broken_files(tmp_path: Path) -> None:
 def refusal_line(config: Path) -> str:
     """`shoe-controller run` refusing to start: non-zero exit, and one line saying why."""
     result = subprocess.run(
-        [sys.executable, "-m", "shoe_controller.cli", "run", "--config", str(config)],
+        [sys.executable, "-m", "shoe_controller.cli.main", "run", "--config", str(config)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from drivers.messages import Severity
-from shoe_controller.control import (
+from drivers.wire.messages import Severity
+from shoe_controller.service.control import (
     BACKLOG_CRIT_S,
     BACKLOG_WARN_S,
     ControlError,
@@ -30,7 +30,7 @@ from shoe_controller.control import (
     authorize,
     peer_of,
 )
-from shoe_controller.events import EventType
+from shoe_controller.vocab.events import EventType
 from tests.control_support import GUARD_S, LiveTable
 
 # A shoe: A♠ burns one more (4♣); then round by round (R7 order P1 B1 P2 B2 P3 B3):

@@ -1,6 +1,6 @@
 """Delivery under faults, with real processes: after each, the receiver holds every event once.
 
-A receiver process (`python -m shoe_controller.receiver`) and a writer process
+A receiver process (`python -m shoe_controller.testing.receiver`) and a writer process
 (tests/helpers/journal_writer.py: journal + publisher, standing in for the daemon) are killed,
 slowed and starved of disk. PUSH_API.md: "It never drops or reorders an event."
 """
@@ -24,7 +24,7 @@ from delivery_support import (
 )
 from fs_support import small_tmpfs
 
-from shoe_controller.journal import Journal
+from shoe_controller.store.journal import Journal
 
 pytestmark = pytest.mark.slow
 

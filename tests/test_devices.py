@@ -13,19 +13,19 @@ from pathlib import Path
 import pytest
 
 from drivers.adapters.beetek import encode_card, encode_unreadable
-from shoe_controller.cards import parse_card
-from shoe_controller.config import DeviceSection
-from shoe_controller.controller import Controller
-from shoe_controller.devices import DeviceOptions, DeviceRunner, StorageFailedError
-from shoe_controller.inputs import (
+from shoe_controller.service.config import DeviceSection
+from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError
+from shoe_controller.store.controller import Controller
+from shoe_controller.store.journal import Journal
+from shoe_controller.table.procedures import TableConfig
+from shoe_controller.vocab.cards import parse_card
+from shoe_controller.vocab.inputs import (
     CardDrawn,
     DeviceConnected,
     DeviceLost,
     Input,
     input_from_json,
 )
-from shoe_controller.journal import Journal
-from shoe_controller.table import TableConfig
 
 GUARD_S = 20.0
 

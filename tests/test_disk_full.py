@@ -12,7 +12,7 @@ import pytest
 from fs_support import small_tmpfs
 from test_end_to_end import check_card_inputs, check_delivery, check_shoe, shoe_events
 
-from shoe_controller.rig import RigOptions, TableRig
+from shoe_controller.testing.rig import RigOptions, TableRig
 
 TMPFS_SIZE = "16m"  # room for the WAL between checkpoints once space is freed
 LEFT_FREE = 48 * 1024  # bytes left beside the journal once the filler is written

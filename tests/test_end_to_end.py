@@ -1,9 +1,9 @@
 """End to end: simulated shoe on a pty, reference table server, the daemon; real processes.
 
-Each test deals a whole 8-deck shoe in lock step (shoe_controller.rig) and checks what the
+Each test deals a whole 8-deck shoe in lock step (shoe_controller.testing.rig) and checks what the
 table server stored against the cards the simulator says it dealt (its `dealt` command):
 the burn (R2.2), every card's position (R7, R9), every round.result recomputed with
-shoe_controller.rules, the shoe's end (R3.1), every seq once and in order (PUSH_API.md),
+shoe_controller.game.rules, the shoe's end (R3.1), every seq once and in order (PUSH_API.md),
 and the journal's card inputs, each counter exactly once. Then the same through a SIGKILL
 of the daemon mid-round, an unplugged scanner and a table server that is down for part of
 the shoe: no card or event may be lost or duplicated.
@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from shoe_controller.cards import burn_value
-from shoe_controller.rig import Dealt, RigOptions, TableRig
-from shoe_controller.rules import outcome, positions_of
+from shoe_controller.game.rules import outcome, positions_of
+from shoe_controller.testing.rig import Dealt, RigOptions, TableRig
+from shoe_controller.vocab.cards import burn_value
 
 pytestmark = pytest.mark.slow
 

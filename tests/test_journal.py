@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from fs_support import small_tmpfs
 
-from shoe_controller.events import Event, EventType, iso_time
-from shoe_controller.journal import (
+from shoe_controller.store.journal import (
     Journal,
     JournalCorrupt,
     JournalError,
@@ -19,6 +18,7 @@ from shoe_controller.journal import (
     RecordInvalid,
     ReplayMismatch,
 )
+from shoe_controller.vocab.events import Event, EventType, iso_time
 
 CONTROLLER = "tbl-07-shoe"
 

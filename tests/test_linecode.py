@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from drivers.adapters import GARBLED, CardRead, GarbledRead, Reading
 from drivers.adapters.linecode import MAX_LINE, LineCodeAdapter, encode_card
 from drivers.sim import ascii as sim
-from shoe_controller.cards import Card, full_deck, parse_card
-from shoe_controller.inputs import CardDrawn, DeviceConnected, DeviceFault
+from shoe_controller.vocab.cards import Card, full_deck, parse_card
+from shoe_controller.vocab.inputs import CardDrawn, DeviceConnected, DeviceFault
 
 cards = st.sampled_from(full_deck())
 terminators = st.sampled_from([b"\r\n", b"\r", b"\n", b"\n\n", b"\r\n\r\n"])

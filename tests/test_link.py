@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.link import (
+from drivers.wire.link import (
     AckHandle,
     CobsError,
     CrcError,
@@ -31,7 +31,7 @@ from drivers.link import (
     encode_frame,
     next_seq,
 )
-from drivers.messages import (
+from drivers.wire.messages import (
     Ack,
     Card,
     DeviceKind,

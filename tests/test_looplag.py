@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from shoe_controller.looplag import WINDOW_S, LoopLag
+from shoe_controller.service.looplag import WINDOW_S, LoopLag
 
 
 def test_a_blocked_loop_shows_as_lag() -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.messages import (
+from drivers.wire.messages import (
     MESSAGE_CLASSES,
     Ack,
     Button,

@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from drivers import messages as m
 from drivers.adapters import GARBLED
-from drivers.link import encode_frame
-from drivers.messages import encode_message
 from drivers.monitor import Monitor, describe, input_record, monitor_command
-from drivers.registry import DeckRegistry
 from drivers.sim import ascii as sim
 from drivers.sim.process import SimProcess
-from drivers.transports import SerialTransport
-from shoe_controller.cards import parse_card
-from shoe_controller.inputs import CardDrawn, CardsMissed, DeviceFault
+from drivers.translate.registry import DeckRegistry
+from drivers.transports.serial import SerialTransport
+from drivers.wire import messages as m
+from drivers.wire.link import encode_frame
+from drivers.wire.messages import encode_message
+from shoe_controller.vocab.cards import parse_card
+from shoe_controller.vocab.inputs import CardDrawn, CardsMissed, DeviceFault
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "config" / "decks"

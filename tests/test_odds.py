@@ -9,8 +9,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shoe_controller.cards import Card, Suit, full_deck, parse_card
-from shoe_controller.odds import (
+from shoe_controller.game.odds import (
     PROBABILITY_KEYS,
     Composition,
     OddsError,
@@ -20,8 +19,9 @@ from shoe_controller.odds import (
     odds_command,
     parse_remaining,
 )
-from shoe_controller.odds_reference import reference_analysis
-from shoe_controller.payouts import Bet, pay_table
+from shoe_controller.game.payouts import Bet, pay_table
+from shoe_controller.testing.odds_reference import reference_analysis
+from shoe_controller.vocab.cards import Card, Suit, full_deck, parse_card
 
 # Ordered ways to draw six cards from 8 and 6 decks: the denominator of the published counts.
 SIX_OF_8_DECKS = math.perm(416, 6)  # 4,998,398,275,503,360

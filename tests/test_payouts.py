@@ -4,8 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from shoe_controller.cards import parse_card
-from shoe_controller.payouts import (
+from shoe_controller.game.payouts import (
     DEFAULT_PAY_TABLE,
     Bet,
     PayoutError,
@@ -13,7 +12,8 @@ from shoe_controller.payouts import (
     pay_table,
     settle,
 )
-from shoe_controller.rules import Outcome, outcome
+from shoe_controller.game.rules import Outcome, outcome
+from shoe_controller.vocab.cards import parse_card
 
 
 def result_of(text: str) -> Outcome:

@@ -20,16 +20,16 @@ import pytest
 import structlog
 from delivery_support import CONTROLLER_ID, PATIENCE_S, SECRET, TABLE_ID, write_key
 
-from shoe_controller import pushapi
-from shoe_controller.events import iso_time
-from shoe_controller.journal import Journal
-from shoe_controller.publisher import (
+from shoe_controller.delivery import pushapi
+from shoe_controller.delivery.publisher import (
     Publisher,
     PushConfig,
     PushFault,
     backoff_delay,
 )
-from shoe_controller.receiver import FaultPlan, Receiver, ReceiverStore, server_ssl_context
+from shoe_controller.store.journal import Journal
+from shoe_controller.testing.receiver import FaultPlan, Receiver, ReceiverStore, server_ssl_context
+from shoe_controller.vocab.events import iso_time
 
 NOW = 1_800_000_000.0
 

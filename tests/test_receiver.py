@@ -16,8 +16,8 @@ import httpx
 import pytest
 from delivery_support import CONTROLLER_ID, REPO, SECRET, TABLE_ID, LineProcess, write_key
 
-from shoe_controller import pushapi
-from shoe_controller.receiver import FaultPlan, Receiver, ReceiverStore
+from shoe_controller.delivery import pushapi
+from shoe_controller.testing.receiver import FaultPlan, Receiver, ReceiverStore
 
 NOW = 1_800_000_000.0
 EVENTS_PATH = f"/v1/tables/{TABLE_ID}/events"
@@ -252,7 +252,7 @@ def test_signing_key_is_stripped_and_never_shown(tmp_path: Path) -> None:
 
 def test_receiver_runs_as_a_process(tmp_path: Path) -> None:
     key_file = write_key(tmp_path)
-    argv = [sys.executable, "-m", "shoe_controller.receiver", "--port", "0",
+    argv = [sys.executable, "-m", "shoe_controller.testing.receiver", "--port", "0",
             "--db", str(tmp_path / "r.db"), "--key-file", str(key_file),
             "--table-id", TABLE_ID]  # fmt: skip
     process = LineProcess(argv)
@@ -273,7 +273,7 @@ def test_receiver_runs_as_a_process(tmp_path: Path) -> None:
 
 def test_receiver_command_rejects_bad_options(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "shoe_controller.receiver", "--db", str(tmp_path / "r.db"),
+        [sys.executable, "-m", "shoe_controller.testing.receiver", "--db", str(tmp_path / "r.db"),
          "--key-file", str(write_key(tmp_path)), "--table-id", "07", "--fail-mode", "boom"],
         cwd=REPO, capture_output=True, text=True, check=False,
     )  # fmt: skip

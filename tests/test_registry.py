@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.registry import DeckRegistry, RegisteredCard, RegistryError, normalize_uid
-from shoe_controller.cards import Card, Suit, full_deck, parse_card
+from drivers.translate.registry import DeckRegistry, RegisteredCard, RegistryError, normalize_uid
+from shoe_controller.vocab.cards import Card, Suit, full_deck, parse_card
 
 SAMPLE = Path(__file__).resolve().parent.parent / "config" / "decks"
 HEADER = "uid_hex,rank,suit,deck_serial\n"

@@ -56,7 +56,7 @@ def wait_for(condition, what: str) -> None:  # type: ignore[no-untyped-def]
 def shoectl(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
     socket = str(directory / "control.sock")
     return subprocess.run(
-        [sys.executable, "-m", "shoe_controller.shoectl", "--socket", socket, *args],
+        [sys.executable, "-m", "shoe_controller.cli.shoectl", "--socket", socket, *args],
         capture_output=True,
         text=True,
         timeout=GUARD_S,
@@ -69,7 +69,7 @@ def test_sighup_applies_a_new_log_level_without_a_restart(directory: Path) -> No
     log = directory / "daemon.log"
     with log.open("w") as stderr:
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "shoe_controller.cli", "run", "--config", str(config)],
+            [sys.executable, "-m", "shoe_controller.cli.main", "run", "--config", str(config)],
             stdout=subprocess.DEVNULL,
             stderr=stderr,
         )

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shoe_controller.roads import (
+from shoe_controller.game.roads import (
     RoadError,
     RoundResult,
     bead_plate,

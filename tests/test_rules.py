@@ -7,8 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from table_support import PUSH_API_FIELDS
 
-from shoe_controller.cards import Card, Suit, parse_card, points
-from shoe_controller.rules import (
+from shoe_controller.game.rules import (
     InsuranceOffer,
     InsuranceResult,
     Position,
@@ -25,6 +24,7 @@ from shoe_controller.rules import (
     settle_insurance,
     split_hands,
 )
+from shoe_controller.vocab.cards import Card, Suit, parse_card, points
 
 
 def cards(text: str) -> list[Card]:

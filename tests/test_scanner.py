@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers import messages as m
-from drivers.link import DeviceLink, HostLink, encode_frame
-from drivers.registry import DeckRegistry
-from drivers.scanner import COUNTER_WENT_BACK, UNEXPECTED_MESSAGE, ScannerTranslator
-from drivers.shuffler import ShufflerTranslator
-from shoe_controller.cards import full_deck, parse_card
-from shoe_controller.inputs import (
+from drivers.translate.registry import DeckRegistry
+from drivers.translate.scanner import COUNTER_WENT_BACK, UNEXPECTED_MESSAGE, ScannerTranslator
+from drivers.translate.shuffler import ShufflerTranslator
+from drivers.wire import messages as m
+from drivers.wire.link import DeviceLink, HostLink, encode_frame
+from shoe_controller.vocab.cards import full_deck, parse_card
+from shoe_controller.vocab.inputs import (
     Button,
     ButtonPressed,
     CardDrawn,

@@ -25,7 +25,7 @@ from pathlib import Path
 import click
 import pytest
 
-from shoe_controller.supervisor import ACTIONS
+from shoe_controller.table.actions import ACTIONS
 from tests.control_support import GUARD_S, REPO, LiveTable, cli_env
 
 SHOE = "AS 4C 2S 4D 7H 9C QH 5D AH AD 3C 3H 3S KD 5C 2D 9S JC JS"
@@ -100,7 +100,7 @@ def test_no_daemon_is_one_clear_line_and_exit_2(tmp_path: Path) -> None:
 
 def run_cli(socket_path: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "shoe_controller.shoectl", *args],
+        [sys.executable, "-m", "shoe_controller.cli.shoectl", *args],
         cwd=REPO,
         env=cli_env(socket_path),
         capture_output=True,
@@ -255,7 +255,7 @@ def run_on_terminal(live: LiveTable, *args: str, env: dict[str, str] | None = No
     controller, terminal = pty.openpty()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "shoe_controller.shoectl", *args],
+            [sys.executable, "-m", "shoe_controller.cli.shoectl", *args],
             cwd=REPO,
             env=cli_env(str(live.socket_path), env),
             stdout=terminal,
@@ -329,7 +329,7 @@ def test_output_cut_short_by_a_closed_pipe_ends_quietly(live: LiveTable) -> None
         [
             "bash",
             "-c",
-            f"{sys.executable} -m shoe_controller.shoectl events -n 1000 --json | head -1;"
+            f"{sys.executable} -m shoe_controller.cli.shoectl events -n 1000 --json | head -1;"
             " echo shoectl exit ${PIPESTATUS[0]}",
         ],
         cwd=REPO,
@@ -348,7 +348,7 @@ def test_output_cut_short_by_a_closed_pipe_ends_quietly(live: LiveTable) -> None
 def test_events_follow_sees_a_round_live(live: LiveTable) -> None:
     open_shoe(live)
     process = subprocess.Popen(
-        [sys.executable, "-m", "shoe_controller.shoectl", "events", "--follow", "-n", "1"],
+        [sys.executable, "-m", "shoe_controller.cli.shoectl", "events", "--follow", "-n", "1"],
         cwd=REPO,
         env=cli_env(str(live.socket_path)),
         stdout=subprocess.PIPE,

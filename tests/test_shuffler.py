@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers import messages as m
-from drivers.registry import DeckRegistry
-from drivers.scanner import UNEXPECTED_MESSAGE
-from drivers.shuffler import RESULT_MEANINGS, ShufflerTranslator, deck_problems
-from shoe_controller.cards import from_index, parse_card
-from shoe_controller.inputs import (
+from drivers.translate.registry import DeckRegistry
+from drivers.translate.scanner import UNEXPECTED_MESSAGE
+from drivers.translate.shuffler import RESULT_MEANINGS, ShufflerTranslator, deck_problems
+from drivers.wire import messages as m
+from shoe_controller.vocab.cards import from_index, parse_card
+from shoe_controller.vocab.inputs import (
     CardDrawn,
     CardsMissed,
     DeviceConnected,

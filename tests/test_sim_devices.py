@@ -7,8 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from drivers.link import HostLink, LinkConfig
-from drivers.messages import (
+from drivers.sim.devices import (
+    ShoeSim,
+    ShufflerDealerSim,
+    ShufflerSim,
+    SimCard,
+    SimConfig,
+    SimDevice,
+    make_device,
+)
+from drivers.sim.uids import deck_serials, registry_rows, uid_for, write_registry
+from drivers.wire.link import HostLink, LinkConfig
+from drivers.wire.messages import (
     Button,
     ButtonId,
     Card,
@@ -32,16 +42,6 @@ from drivers.messages import (
     ShuffleStarted,
     StatusRequest,
 )
-from drivers.sim.devices import (
-    ShoeSim,
-    ShufflerDealerSim,
-    ShufflerSim,
-    SimCard,
-    SimConfig,
-    SimDevice,
-    make_device,
-)
-from drivers.sim.uids import deck_serials, registry_rows, uid_for, write_registry
 
 
 class Bench:

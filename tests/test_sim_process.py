@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 from driver_support import collect, counters, disturbed_once, watched_connection
 
-from drivers.link import HostLink
-from drivers.messages import (
+from drivers.sim.control import ControlError
+from drivers.sim.process import SimProcess
+from drivers.transports.connection import ConnectionStatus, DeviceConnection
+from drivers.transports.serial import SerialTransport
+from drivers.wire.link import HostLink
+from drivers.wire.messages import (
     Card,
     Hello,
     Message,
@@ -21,9 +25,6 @@ from drivers.messages import (
     ShuffleResult,
     ShuffleStarted,
 )
-from drivers.sim.control import ControlError
-from drivers.sim.process import SimProcess
-from drivers.transports import ConnectionStatus, DeviceConnection, SerialTransport
 
 pytestmark = pytest.mark.slow
 

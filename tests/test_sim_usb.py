@@ -9,10 +9,12 @@ import usb.core
 import usb.util
 from driver_support import collect, counters, disturbed_once, optical_shoe, watched_connection
 
-from drivers.link import HostLink
-from drivers.messages import Card, DeviceKind, Hello, Message
 from drivers.sim.usb import BULK_IN, BULK_OUT, VirtualUsbBackend, VirtualUsbDevice
-from drivers.transports import ConnectionStatus, TransportError, UsbTransport
+from drivers.transports.base import TransportError
+from drivers.transports.connection import ConnectionStatus
+from drivers.transports.usb import UsbTransport
+from drivers.wire.link import HostLink
+from drivers.wire.messages import Card, DeviceKind, Hello, Message
 
 VID, PID = 0x1209, 0x5CAD
 

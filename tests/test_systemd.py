@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from shoe_controller.rig import RigOptions, TableRig
+from shoe_controller.testing.rig import RigOptions, TableRig
 
 REPO = Path(__file__).resolve().parents[1]
 UNIT = REPO / "systemd" / "shoe-controller.service"
@@ -51,7 +51,7 @@ def installable_unit(directory: Path) -> Path:
     exec_start = re.search(r"^ExecStart=(\S+)", text, re.MULTILINE)
     assert exec_start is not None, "the unit has no ExecStart"
     if binary == sys.executable:
-        binary = f"{sys.executable} -m shoe_controller.cli"
+        binary = f"{sys.executable} -m shoe_controller.cli.main"
     unit = directory / UNIT.name
     unit.write_text(text.replace(exec_start.group(0), f"ExecStart={binary}", 1))
     return unit
@@ -203,7 +203,7 @@ def test_journal_fault_still_reports_ready_and_stops_on_sigterm(short_dir: Path)
     )
     notify = NotifySocket(str(short_dir / "notify"))
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "shoe_controller.cli", "run", "--config", str(config)],
+        [sys.executable, "-m", "shoe_controller.cli.main", "run", "--config", str(config)],
         env={**os.environ, **notify.env(), "PYTHONPATH": str(REPO)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -6,11 +6,11 @@ import dataclasses
 import re
 from pathlib import Path
 
-from shoe_controller.dealing import factory_order_false_alarms
-from shoe_controller.inputs import INPUT_TYPES
-from shoe_controller.lifecycle import DIAGRAM_PATH, main, mermaid
-from shoe_controller.supervisor import ACTIONS
-from shoe_controller.table import ALERT_CODES, TableConfig
+from shoe_controller.table.actions import ACTIONS
+from shoe_controller.table.books import factory_order_false_alarms
+from shoe_controller.table.lifecycle import DIAGRAM_PATH, main, mermaid
+from shoe_controller.table.procedures import ALERT_CODES, TableConfig
+from shoe_controller.vocab.inputs import INPUT_TYPES
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -18,7 +18,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 def test_the_state_diagram_is_drawn_from_the_machines_and_current(tmp_path: Path) -> None:
     assert DIAGRAM_PATH == DOCS / "state-diagram.md"
     assert DIAGRAM_PATH.read_text(encoding="utf-8") == mermaid(), (
-        "docs/state-diagram.md is stale: run python -m shoe_controller.lifecycle"
+        "docs/state-diagram.md is stale: run python -m shoe_controller.table.lifecycle"
     )
     written = tmp_path / "diagram.md"
     assert main([str(written)]) == 0

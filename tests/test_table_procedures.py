@@ -8,10 +8,15 @@ from typing import Any
 
 import pytest
 
-from shoe_controller.cards import Card, Suit, parse_card
-from shoe_controller.dealing import FactoryRun, factory_order_false_alarms
-from shoe_controller.events import EventType
-from shoe_controller.inputs import (
+from shoe_controller.game.rules import outcome
+from shoe_controller.table.actions import ACTIONS
+from shoe_controller.table.books import FactoryRun, factory_order_false_alarms
+from shoe_controller.table.procedures import ALERT_CODES, Table, TableConfig
+from shoe_controller.testing.perfect_dealer import deal_shoe
+from shoe_controller.testing.scenario import render_event
+from shoe_controller.vocab.cards import Card, Suit, parse_card
+from shoe_controller.vocab.events import EventType
+from shoe_controller.vocab.inputs import (
     CardDrawn,
     CardsMissed,
     ControllerStarted,
@@ -24,11 +29,6 @@ from shoe_controller.inputs import (
     ShuffleStarted,
     SupervisorCommand,
 )
-from shoe_controller.perfect_dealer import deal_shoe
-from shoe_controller.rules import outcome
-from shoe_controller.scenario import render_event
-from shoe_controller.supervisor import ACTIONS
-from shoe_controller.table import ALERT_CODES, Table, TableConfig
 from tests.table_support import PUSH_API_FIELDS, Driver, only, shuffled_shoe, types_of
 
 NO_INSURANCE = TableConfig(insurance=False)

@@ -17,10 +17,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shoe_controller.cards import full_deck, parse_card
-from shoe_controller.dealing import Draw
-from shoe_controller.events import Event, EventType
-from shoe_controller.inputs import (
+from shoe_controller.table.actions import ACTIONS
+from shoe_controller.table.books import Draw
+from shoe_controller.table.procedures import ALERT_CODES, Table, TableConfig
+from shoe_controller.testing.perfect_dealer import deal_shoe
+from shoe_controller.vocab.cards import full_deck, parse_card
+from shoe_controller.vocab.events import Event, EventType
+from shoe_controller.vocab.inputs import (
     Button,
     ButtonPressed,
     CardDrawn,
@@ -37,9 +40,6 @@ from shoe_controller.inputs import (
     ShuffleStarted,
     SupervisorCommand,
 )
-from shoe_controller.perfect_dealer import deal_shoe
-from shoe_controller.supervisor import ACTIONS
-from shoe_controller.table import ALERT_CODES, Table, TableConfig
 from tests.table_support import PUSH_API_FIELDS, SHOE_END_REASONS, shuffled_shoe
 
 configs = st.builds(

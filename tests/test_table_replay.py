@@ -9,10 +9,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from shoe_controller.inputs import input_to_json
-from shoe_controller.perfect_dealer import deal_shoe
-from shoe_controller.replay import replay_command
-from shoe_controller.table import Table, TableConfig
+from shoe_controller.cli.replay import replay_command
+from shoe_controller.table.procedures import Table, TableConfig
+from shoe_controller.testing.perfect_dealer import deal_shoe
+from shoe_controller.vocab.inputs import input_to_json
 from tests.table_support import shuffled_shoe
 
 
@@ -82,7 +82,7 @@ def test_bad_settings_are_refused_by_name(tmp_path: Path) -> None:
 def test_replay_runs_as_a_program(tmp_path: Path) -> None:
     inputs = _write_shoe(tmp_path / "shoe.jsonl", TableConfig(mode="batch_shuffler"))
     done = subprocess.run(
-        [sys.executable, "-m", "shoe_controller.replay", str(tmp_path / "shoe.jsonl"),
+        [sys.executable, "-m", "shoe_controller.cli.replay", str(tmp_path / "shoe.jsonl"),
          "--mode", "batch_shuffler", "--last-shoe", "41"],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from shoe_controller.events import EventType
-from shoe_controller.scenario import (
+from shoe_controller.table.procedures import ALERT_CODES
+from shoe_controller.testing.scenario import (
     Scenario,
     ScenarioError,
     lines_match,
@@ -20,7 +20,7 @@ from shoe_controller.scenario import (
     run_steps,
     update_text,
 )
-from shoe_controller.table import ALERT_CODES
+from shoe_controller.vocab.events import EventType
 
 SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.scenario"))
 

@@ -20,16 +20,12 @@ from driver_support import (
     watched_connection,
 )
 
-from drivers.link import HostLink
-from drivers.messages import Hello
 from drivers.sim.pty import SimRunner
-from drivers.transports import (
-    ConnectionStatus,
-    DeviceConnection,
-    SerialTransport,
-    Transport,
-    TransportError,
-)
+from drivers.transports.base import Transport, TransportError
+from drivers.transports.connection import ConnectionStatus, DeviceConnection
+from drivers.transports.serial import SerialTransport
+from drivers.wire.link import HostLink
+from drivers.wire.messages import Hello
 
 
 def shoe_runner(tmp_path: Path, *, pace: float = 0.003, **fields: object) -> SimRunner:

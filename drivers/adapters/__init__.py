@@ -20,8 +20,8 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from typing import ClassVar
 
-from shoe_controller.cards import Card
-from shoe_controller.inputs import CardDrawn, DeviceConnected, DeviceFault, Input
+from shoe_controller.vocab.cards import Card
+from shoe_controller.vocab.inputs import CardDrawn, DeviceConnected, DeviceFault, Input
 
 DEFAULT_BAUD = 9600  # both vendor protocols, as seen on shoes in the field
 STALE_AFTER = 1.0  # seconds a partial message may wait for its end before it is reported

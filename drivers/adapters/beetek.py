@@ -27,7 +27,7 @@ from drivers.adapters import (
     Reading,
     TextAdapter,
 )
-from shoe_controller.cards import Card, CardError, full_deck, parse_card
+from shoe_controller.vocab.cards import Card, CardError, full_deck, parse_card
 
 __all__ = [
     "ALARM_BASE",

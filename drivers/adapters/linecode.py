@@ -20,7 +20,7 @@ from drivers.adapters import (
     Reading,
     TextAdapter,
 )
-from shoe_controller.cards import Card, CardError, Suit, from_line_code, full_deck
+from shoe_controller.vocab.cards import Card, CardError, Suit, from_line_code, full_deck
 
 __all__ = ["DEFAULT_BAUD", "GARBLED", "MAX_LINE", "LineCodeAdapter", "encode_card"]
 

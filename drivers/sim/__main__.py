@@ -12,11 +12,11 @@ import sys
 from collections.abc import Sequence
 from types import FrameType
 
-from drivers.link import LinkConfig
-from drivers.messages import DeviceKind
 from drivers.sim.devices import SimConfig, make_device
 from drivers.sim.pty import SimRunner
 from drivers.sim.uids import write_registry
+from drivers.wire.link import LinkConfig
+from drivers.wire.messages import DeviceKind
 
 KINDS = {
     ("shoe", "rfid"): DeviceKind.RFID_SHOE,

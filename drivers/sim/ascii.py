@@ -40,7 +40,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from drivers.adapters import beetek, linecode
-from shoe_controller.cards import Card, full_deck, parse_card
+from shoe_controller.vocab.cards import Card, full_deck, parse_card
 
 PROTOCOLS = ("beetek", "linecode")
 NOISE_ALPHABET = b"\x00 \t\r\n~#*%0123456789"

@@ -32,10 +32,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drivers.messages import ButtonId, Card, CardFlags, Severity, ShuffleResult
 from drivers.sim.devices import ShoeSim, ShufflerDealerSim, ShufflerSim, SimDevice
 from drivers.sim.uids import write_registry
 from drivers.sim.wire import LineFaults
+from drivers.wire.messages import ButtonId, Card, CardFlags, Severity, ShuffleResult
 
 if TYPE_CHECKING:
     from drivers.sim.pty import SimRunner

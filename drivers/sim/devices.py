@@ -20,8 +20,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from drivers.link import DeviceLink, LinkConfig
-from drivers.messages import (
+from drivers.sim.uids import deck_serials, uid_for
+from drivers.sim.wire import LineFaults
+from drivers.wire.link import DeviceLink, LinkConfig
+from drivers.wire.messages import (
     Button,
     ButtonId,
     Card,
@@ -43,8 +45,6 @@ from drivers.messages import (
     ShuffleStarted,
     StatusRequest,
 )
-from drivers.sim.uids import deck_serials, uid_for
-from drivers.sim.wire import LineFaults
 
 CARDS_PER_DECK = 52
 DEFAULT_CARDS_BEHIND_CUT = 14  # the controller wants at least 12 (DESIGN.md, R3.1)

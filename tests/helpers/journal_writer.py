@@ -27,9 +27,9 @@ from typing import Any
 
 import structlog
 
-from shoe_controller.events import iso_time
-from shoe_controller.journal import Journal, JournalError, JournalFull
-from shoe_controller.publisher import Publisher, PushConfig, PushFault
+from shoe_controller.delivery.publisher import Publisher, PushConfig, PushFault
+from shoe_controller.store.journal import Journal, JournalError, JournalFull
+from shoe_controller.vocab.events import iso_time
 
 
 def synthetic_events(input_no: int, count: int, payload: int) -> list[dict[str, Any]]:

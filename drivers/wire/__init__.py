@@ -1,0 +1,1 @@
+"""PROTOCOL.md on the wire: the messages and the sans-I/O reliable link."""

@@ -1,0 +1,1 @@
+"""The command lines: `shoe-controller` and its subcommands, and `shoectl`."""

@@ -1,0 +1,1 @@
+"""Delivery to consumers: the push API's wire format and the publisher."""

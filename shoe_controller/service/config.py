@@ -1,0 +1,256 @@
+"""Reading and checking the daemon's TOML configuration (config/shoe-controller.toml documents it).
+
+Every section is a frozen dataclass; its fields are the allowed keys, their annotations the
+allowed types, and `Literal` annotations the allowed values. A wrong key, type or value stops
+start-up with one line naming the key and what is allowed (ConfigError).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from shoe_controller.table.procedures import TableConfig
+
+_T = TypeVar("_T")
+
+DEFAULT_PATH = Path("/etc/shoe-controller/shoe-controller.toml")
+_ID = r"[A-Za-z0-9_.-]{1,64}"  # table and controller ids: URL path, header and event id safe
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message is one line naming the key."""
+
+
+@dataclass(frozen=True)
+class TableSection:
+    """[table]: which table this is; the procedures' own settings go to TableConfig."""
+
+    id: str = "01"
+    controller_id: str = ""  # default: "tbl-{id}-shoe"
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(_ID, self.id):
+            raise ValueError("id must be 1-64 letters, digits, '.', '_' or '-'")
+        # It goes into an HTTP header and into every event id ("{controller_id}:{seq}"):
+        # a space, a colon or a non-ASCII letter would fail or confuse every delivery.
+        if self.controller_id and not re.fullmatch(_ID, self.controller_id):
+            raise ValueError("controller_id must be 1-64 letters, digits, '.', '_' or '-'")
+
+
+@dataclass(frozen=True)
+class DeviceSection:
+    """[scanner] and [shuffler]: how to reach a device, by serial URL or by USB id."""
+
+    protocol: Literal["slp", "beetek", "linecode"] = "slp"
+    port: str = ""  # a pyserial URL or device path
+    usb: str = ""  # "VID:PID" in hex, instead of port
+    usb_serial: str = ""  # which one, when several devices share VID:PID
+    baud: int = 0  # 0: the protocol's default (115200 for slp, 9600 for the ASCII ones)
+    kind: Literal["rfid", "optical", "shuffler", "shuffler_dealer"] = "optical"
+    registry: str = ""  # RFID deck registry directory (kind = "rfid")
+
+    def __post_init__(self) -> None:
+        if bool(self.port) == bool(self.usb):
+            raise ValueError("give exactly one of port (a serial URL) or usb (VID:PID)")
+        if self.usb and not re.fullmatch(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{4}", self.usb):
+            raise ValueError(f"usb must be VID:PID in hex, like 1d50:6018, got {self.usb!r}")
+        if self.usb and self.protocol != "slp":
+            raise ValueError("USB devices speak protocol 'slp' only")
+        if self.kind == "rfid" and not self.registry:
+            raise ValueError("an RFID scanner needs registry = the deck registry directory")
+        if self.baud < 0:
+            raise ValueError("baud must be positive (or 0 for the protocol's default)")
+
+    @property
+    def baud_rate(self) -> int:
+        return self.baud or (115200 if self.protocol == "slp" else 9600)
+
+
+@dataclass(frozen=True)
+class ServerSection:
+    """[server]: the table server the events go to (PUSH_API.md)."""
+
+    url: str = "http://127.0.0.1:8700"
+    key_file: str = "/etc/shoe-controller/table.key"
+    ca_file: str = ""
+    client_cert: str = ""
+    client_key: str = ""
+    timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", self.url):
+            raise ValueError(f"url must be an http:// or https:// base URL, got {self.url!r}")
+        if bool(self.client_cert) != bool(self.client_key):
+            raise ValueError("client_cert and client_key go together")
+        if not 0 < self.timeout < math.inf:  # TOML has nan and inf: neither is a timeout
+            raise ValueError("timeout must be a finite number of seconds above 0")
+
+
+@dataclass(frozen=True)
+class JournalSection:
+    """[journal]: where inputs and events are kept, and for how long once delivered."""
+
+    path: str = "/var/lib/shoe-controller/journal.db"
+    retention_days: int = 90
+
+    def __post_init__(self) -> None:
+        if self.retention_days < 1:
+            raise ValueError("retention_days must be 1 or more")
+
+
+@dataclass(frozen=True)
+class ControlSection:
+    """[control]: the socket shoectl talks to, and who may act as supervisor."""
+
+    socket: str = "/run/shoe-controller/control.sock"
+    supervisor_group: str = "shoe-supervisors"
+
+
+@dataclass(frozen=True)
+class LogSection:
+    """[log]: JSON lines under systemd, readable colour on a terminal ("auto" picks)."""
+
+    format: Literal["auto", "json", "console"] = "auto"
+    level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+@dataclass(frozen=True)
+class Config:
+    table: TableSection
+    procedures: TableConfig
+    scanner: DeviceSection | None
+    shuffler: DeviceSection | None
+    server: ServerSection
+    journal: JournalSection
+    control: ControlSection
+    log: LogSection
+    payouts: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def controller_id(self) -> str:
+        return self.table.controller_id or f"tbl-{self.table.id}-shoe"
+
+
+_SECTIONS: dict[str, type] = {
+    "scanner": DeviceSection,
+    "shuffler": DeviceSection,
+    "server": ServerSection,
+    "journal": JournalSection,
+    "control": ControlSection,
+    "log": LogSection,
+}
+
+
+def load(path: Path | str) -> Config:
+    """Read and check a configuration file; ConfigError names what is wrong."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    try:
+        return from_mapping(raw)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
+
+
+def from_mapping(raw: Mapping[str, Any]) -> Config:
+    """Check a parsed configuration; the device sections are optional, the others default."""
+    known = {"table", "payouts", *_SECTIONS}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"unknown section [{unknown[0]}]; allowed: {', '.join(sorted(known))}")
+    table_raw = dict(_section(raw, "table"))
+    own = {name: table_raw.pop(name) for name in ("id", "controller_id") if name in table_raw}
+    payouts = _section(raw, "payouts")
+    _check_payouts(payouts)
+    return Config(
+        table=_build(TableSection, own, "table"),
+        procedures=_build(TableConfig, table_raw, "table"),
+        scanner=_build(DeviceSection, raw["scanner"], "scanner") if "scanner" in raw else None,
+        shuffler=_build(DeviceSection, raw["shuffler"], "shuffler") if "shuffler" in raw else None,
+        server=_build(ServerSection, _section(raw, "server"), "server"),
+        journal=_build(JournalSection, _section(raw, "journal"), "journal"),
+        control=_build(ControlSection, _section(raw, "control"), "control"),
+        log=_build(LogSection, _section(raw, "log"), "log"),
+        payouts=dict(payouts),
+    )
+
+
+def _section(raw: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    value = raw.get(name, {})
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"[{name}] must be a table of keys, got {_type_name(value)}")
+    return value
+
+
+def _check_payouts(payouts: Mapping[str, Any]) -> None:
+    from shoe_controller.game.payouts import PayoutError, pay_table  # noqa: PLC0415 - a leaf import
+
+    try:
+        pay_table(payouts)
+    except PayoutError as error:
+        raise ConfigError(f"[payouts] {error}") from None
+
+
+def _build(cls: type[_T], values: Mapping[str, Any], section: str) -> _T:
+    """Construct a section's dataclass from its keys, naming the key at fault."""
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"[{section}] must be a table of keys, got {_type_name(values)}")
+    fields = {spec.name: spec for spec in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    hints = typing.get_type_hints(cls)
+    for key, value in values.items():
+        if key not in fields:
+            allowed = ", ".join(sorted(name for name in fields if not name.startswith("_")))
+            raise ConfigError(f"[{section}] unknown key {key!r}; allowed: {allowed}")
+        problem = _type_problem(value, hints[key])
+        if problem:
+            raise ConfigError(f"[{section}] {key} = {value!r}: {problem}")
+    try:
+        return cls(**values)
+    except (ValueError, TypeError) as error:
+        raise ConfigError(f"[{section}] {error}") from None
+
+
+def _type_problem(value: Any, hint: Any) -> str | None:
+    """Why `value` does not fit the annotation, or None when it does."""
+    origin = typing.get_origin(hint)
+    if origin is Literal:
+        allowed = typing.get_args(hint)
+        if value in allowed:
+            return None
+        return "allowed values are " + ", ".join(repr(option) for option in allowed)
+    if origin in (types.UnionType, typing.Union):
+        options = [option for option in typing.get_args(hint) if option is not type(None)]
+        problems = [_type_problem(value, option) for option in options]
+        return None if None in problems else problems[0]
+    if hint is bool:
+        return None if isinstance(value, bool) else "must be true or false"
+    if hint is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        return None if ok else "must be a whole number"
+    if hint is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return None if ok else "must be a number"
+    if hint is str:
+        return None if isinstance(value, str) else "must be a string in quotes"
+    return None
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "a table", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), type(value).__name__
+    )

@@ -1,0 +1,402 @@
+"""The daemon: devices → table → journal → publisher, on one asyncio loop, under systemd.
+
+Data flows one way (DESIGN.md): a device runner turns frames into inputs and hands them to
+`_store`, which applies and journals them in one step (Controller) and only then lets the
+runner ACK; every commit wakes the publisher, feeds the control socket's followers and
+updates the shoe's indicator. Nothing else writes the journal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import structlog
+
+from drivers.wire.messages import Shuffle
+from shoe_controller import __version__
+from shoe_controller.delivery.publisher import (
+    Publisher,
+    PushConfig,
+    PushFault,
+    TlsConfigError,
+    tls_context,
+)
+from shoe_controller.delivery.pushapi import KeyFileError, SigningKey
+from shoe_controller.service import logs
+from shoe_controller.service.config import Config, ConfigError, load
+from shoe_controller.service.control import ControlError, ControlServer, ControlService
+from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
+from shoe_controller.service.looplag import LoopLag
+from shoe_controller.service.sdnotify import Notifier
+from shoe_controller.store.controller import Controller
+from shoe_controller.store.journal import Journal, JournalError, StoredEvent
+from shoe_controller.vocab.events import EventType
+from shoe_controller.vocab.inputs import Input
+
+log = structlog.get_logger("daemon")
+_T = TypeVar("_T")
+
+JOURNAL_RETRY_S = 10.0  # a journal that cannot be opened is tried again this often
+PRUNE_EVERY_S = 3600.0
+STATUS_EVERY_S = 5.0
+
+
+class StartupError(Exception):
+    """A configuration the daemon cannot run with (a bad key file); one clear line."""
+
+
+class Daemon:
+    """One table's controller process."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        clock: Callable[[], float] = time.time,
+        notifier: Notifier | None = None,
+        device_options: DeviceOptions | None = None,
+        usb_backend: Any = None,
+        config_path: Path | None = None,
+    ) -> None:
+        self.config = config
+        self._config_path = config_path  # SIGHUP reads its [log] section again
+        self._clock = clock
+        self._notifier = notifier or Notifier()
+        self._device_options = device_options
+        self._usb_backend = usb_backend
+        self._stop = asyncio.Event()
+        self._journal_fault: str | None = None
+        self._push_fault: PushFault | None = None
+        self._control_fault: str | None = None
+        self._told_ready = False
+        self._indicated: tuple[int, int] | None = None
+        self._listeners: list[Callable[[list[StoredEvent]], None]] = []
+        self.failed = False  # a part of the daemon died: exit non-zero for systemd to restart
+        self.controller: Controller | None = None
+        self.publisher: Publisher | None = None
+        self.devices: dict[str, DeviceRunner] = {}
+        self.loop_lag = LoopLag()
+        # Checked at once: a key file that cannot be read is a configuration error.
+        try:
+            SigningKey.from_file(config.server.key_file)
+        except KeyFileError as error:
+            raise StartupError(f"[server] key_file: {error}") from None
+        try:
+            tls_context(self._push_config())
+        except TlsConfigError as error:
+            raise StartupError(f"[server] {error}") from None
+
+    # ---------------------------------------------------------------- life cycle
+
+    def add_listener(self, listener: Callable[[list[StoredEvent]], None]) -> None:
+        """Call `listener` with the events of every commit (control socket followers, demo)."""
+        self._listeners.append(listener)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Run until stop(), SIGTERM or SIGINT; a clean stop leaves nothing half-stored."""
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self.stop)
+        loop.add_signal_handler(signal.SIGHUP, self._reopen_logs)
+        journal = await self._open_journal()
+        if journal is None:
+            return
+        try:
+            await self._run_with(journal)
+        finally:
+            journal.close()
+            for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                loop.remove_signal_handler(signum)
+
+    async def _open_journal(self) -> Journal | None:
+        """Open the journal, retrying while it cannot be (no crash loop: systemd sees us up)."""
+        path = Path(self.config.journal.path)
+        return await self._retrying(
+            lambda: Journal.open(path, self.config.controller_id), "journal cannot be opened"
+        )
+
+    async def _retrying(self, attempt: Callable[[], _T], failure: str) -> _T | None:
+        """`attempt()` until the journal lets it through, or None once stopped meanwhile.
+
+        A full disk or a damaged file must not become a crash loop: the daemon stays up,
+        tells systemd (READY, with the fault as STATUS) and tries again every few seconds.
+        """
+        while not self._stop.is_set():
+            try:
+                result = attempt()
+            except JournalError as error:
+                self._journal_fault = str(error)
+                log.error(failure, error=str(error))
+                status = f"journal fault: {error}"
+                if not (self._told_ready and self._notifier.status(status)):
+                    self._told_ready = self._notifier.ready(status) or self._told_ready
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), JOURNAL_RETRY_S)
+                continue
+            self._journal_fault = None
+            return result
+        return None
+
+    async def _run_with(self, journal: Journal) -> None:
+        controller = await self._retrying(
+            lambda: Controller(self.config.procedures, journal, on_stored=self._on_stored),
+            "journal cannot be read back",
+        )
+        if controller is None:
+            return
+        self.controller = controller
+        recovery = controller.recovery
+        if recovery.mismatch:
+            log.warning("replay differs from the journal", detail=recovery.mismatch)
+        log.info(
+            "table rebuilt from the journal",
+            inputs=len(recovery.inputs),
+            shoe=recovery.shoe,
+            state=controller.table.state,
+        )
+        self.publisher = Publisher(journal, self._push_config(), on_fault=self._on_push_fault)
+        self._make_devices(journal, recovery.inputs)
+        control = await self._serve_control(controller)
+        try:
+            started = await self._retrying(
+                lambda: controller.start(__version__, self._clock()),
+                "controller.started not stored",
+            )
+            if started is not None:
+                await self._serve()
+        finally:
+            await control.close()
+
+    def _make_devices(self, journal: Journal, history: Sequence[Input]) -> None:
+        saved = journal.link_states()
+        for name in ("scanner", "shuffler"):
+            section = getattr(self.config, name)
+            if section is not None:
+                self.devices[name] = DeviceRunner(
+                    name,
+                    section,
+                    self._store_for(name),
+                    saved.get(name),
+                    history=history,
+                    options=self._device_options,
+                    clock=self._clock,
+                    usb_backend=self._usb_backend,
+                )
+
+    async def _serve_control(self, controller: Controller) -> ControlServer:
+        """The control socket for shoectl; the table runs without it rather than not at all."""
+        assert self.publisher is not None
+        service = ControlService(
+            controller,
+            self.publisher.status,
+            lambda: [runner.stats() for runner in self.devices.values()],
+            self.config,
+            self._clock,
+            journal_fault=lambda: self._journal_fault,
+            submit=lambda command: self.submit([command]),
+            loop_stats=self.loop_lag.to_json,
+        )
+        self.add_listener(service.publish)
+        control = ControlServer(
+            self.config.control.socket, service, self.config.control.supervisor_group
+        )
+        try:
+            await control.start()
+        except (ControlError, OSError) as error:
+            self._control_fault = str(error)  # the status line says so
+            log.error("control socket not available", socket=self.config.control.socket,
+                      error=str(error))  # fmt: skip
+        return control
+
+    async def _serve(self) -> None:
+        """Run every part until stop(), or until one of them dies."""
+        assert self.publisher is not None
+        tasks = [asyncio.create_task(self.publisher.run(), name="publisher")]
+        tasks += [
+            asyncio.create_task(runner.run(), name=f"device-{name}")
+            for name, runner in self.devices.items()
+        ]
+        tasks.append(asyncio.create_task(self._housekeeping(), name="housekeeping"))
+        tasks.append(asyncio.create_task(self.loop_lag.run(), name="loop-lag"))
+        self._told_ready = self._notifier.ready(self.status_line()) or self._told_ready
+        log.info("running", table=self.config.table.id, devices=sorted(self.devices))
+        stop = asyncio.create_task(self._stop.wait(), name="stop")
+        finished, _ = await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        if stop not in finished:
+            # A part of the daemon died: stop whole (watchdog pings end with the loop) so that
+            # systemd restarts it and the journal rebuilds the table, rather than run half.
+            broken = next(iter(finished))
+            error = None if broken.cancelled() else broken.exception()
+            log.critical("part of the daemon stopped", task=broken.get_name(), error=repr(error))
+            self.failed = True
+            self._stop.set()
+        await stop
+        self._notifier.stopping()
+        log.info("stopping")
+        for runner in self.devices.values():
+            runner.stop()
+        self.publisher.stop()
+        done, pending = await asyncio.wait(tasks, timeout=5.0)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                log.error("task failed", task=task.get_name(), error=repr(task.exception()))
+
+    def _push_config(self) -> PushConfig:
+        server = self.config.server
+        return PushConfig(
+            base_url=server.url,
+            table_id=self.config.table.id,
+            controller_id=self.config.controller_id,
+            key_file=Path(server.key_file),
+            ca_file=Path(server.ca_file) if server.ca_file else None,
+            client_cert=Path(server.client_cert) if server.client_cert else None,
+            client_key=Path(server.client_key) if server.client_key else None,
+            timeout_s=server.timeout,
+        )
+
+    # ---------------------------------------------------------------- inputs in
+
+    def _store_for(self, device: str) -> Store:
+        def store(inputs: Sequence[Input], link_state: Mapping[str, Any] | None) -> None:
+            try:
+                self.submit(inputs, {device: link_state} if link_state is not None else None)
+            except JournalError as error:
+                raise StorageFailedError(str(error)) from error
+
+        return store
+
+    def submit(
+        self, inputs: Sequence[Input], link_state: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> list[StoredEvent]:
+        """Apply and journal inputs (devices and the control socket both come here, so the
+        journal's faults show in one place); JournalError when they were not stored."""
+        assert self.controller is not None
+        if not inputs and link_state is None:
+            return []
+        try:
+            stored = self.controller.submit_many(inputs, link_state)
+        except JournalError as error:
+            self._journal_fault = str(error)
+            log.error("journal cannot store; device not acknowledged", error=str(error))
+            self._notifier.status(f"journal fault: {error}")
+            raise
+        if self._journal_fault is not None:
+            log.info("journal stores again")
+            self._journal_fault = None
+        return stored
+
+    # ---------------------------------------------------------------- events out
+
+    def _on_stored(self, stored: list[StoredEvent]) -> None:
+        assert self.publisher is not None
+        assert self.controller is not None
+        self.publisher.notify()
+        squeeze = self.config.procedures.squeeze
+        for event in stored:
+            if squeeze:  # R15: no card at info level, not even revealed ones or results
+                log.info("event", seq=event.seq, type=event.type, round=event.round)
+                log.debug("event data", seq=event.seq, data=event.data)
+            else:
+                log.info(
+                    "event", seq=event.seq, type=event.type, round=event.round, data=event.data
+                )
+        for listener in self._listeners:
+            listener(stored)
+        self._follow_indicator()
+        if any(event.type == EventType.SHOE_ENDED for event in stored):
+            self._ask_for_shuffle()
+
+    def _follow_indicator(self) -> None:
+        assert self.controller is not None
+        wanted = self.controller.table.indicator
+        scanner = self.devices.get("scanner")
+        if scanner is not None and wanted != self._indicated:
+            self._indicated = wanted
+            scanner.indicate(*wanted)
+
+    def _ask_for_shuffle(self) -> None:
+        shuffler = self.devices.get("shuffler")
+        if shuffler is not None and self.config.procedures.mode == "batch_shuffler":
+            shuffler.send(Shuffle(self.config.procedures.decks))
+
+    def _on_push_fault(self, fault: PushFault | None) -> None:
+        self._push_fault = fault
+        if fault is not None:
+            log.error("table server refuses our events", code=fault.code, text=fault.text)
+
+    # ---------------------------------------------------------------- upkeep
+
+    async def _housekeeping(self) -> None:
+        """Watchdog pings from the loop itself (a stuck loop stops them), status, retention."""
+        interval = min(self._notifier.watchdog_interval or STATUS_EVERY_S, STATUS_EVERY_S)
+        last_prune = 0.0
+        while not self._stop.is_set():
+            self._notifier.watchdog()
+            self._notifier.status(self.status_line())
+            now = time.monotonic()
+            if now - last_prune >= PRUNE_EVERY_S and self.controller is not None:
+                last_prune = now
+                self._prune()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), interval)
+
+    def _prune(self) -> None:
+        assert self.controller is not None
+        try:
+            pruned = self.controller.journal.prune(self.config.journal.retention_days * 86400.0)
+        except JournalError as error:
+            log.error("pruning failed", error=str(error))
+            return
+        if pruned.shoes:
+            log.info("pruned delivered shoes", shoes=list(pruned.shoes), events=pruned.events)
+
+    def _reopen_logs(self) -> None:
+        """SIGHUP (`systemctl reload`): set the logs up again with the file's [log] section,
+        so a technician can turn on debug without a restart; the rest needs a restart."""
+        settings = self.config.log
+        if self._config_path is not None:
+            try:
+                settings = load(self._config_path).log
+            except ConfigError as error:
+                log.error("config not reloaded; logs unchanged", error=str(error))
+        logs.configure(
+            format=settings.format, level=settings.level, squeeze=self.config.procedures.squeeze
+        )
+        log.warning("logs reopened", level=settings.level, format=settings.format)
+
+    def status_line(self) -> str:
+        """One line for systemd's STATUS: shoe, round, devices, backlog, faults."""
+        parts = []
+        if self.controller is not None:
+            view = self.controller.table.view()
+            if view.get("shoe_open"):
+                parts.append(f"shoe {view['shoe']} {self.controller.table.state}")
+            else:
+                parts.append(f"no shoe open ({self.controller.table.state})")
+            round_info = view.get("round")
+            if isinstance(round_info, Mapping) and round_info.get("number") is not None:
+                parts.append(f"round {round_info['number']}")
+        for name, runner in self.devices.items():
+            parts.append(f"{name} {runner.status}")
+        if self.publisher is not None:
+            parts.append(f"backlog {self.publisher.status().backlog}")
+        parts.append(f"loop lag {self.loop_lag.recent_worst * 1000:.0f} ms")
+        if self._journal_fault:
+            parts.append("JOURNAL FAULT")
+        if self._push_fault is not None:
+            parts.append(f"server fault {self._push_fault.code}")
+        if self._control_fault is not None:
+            parts.append("no control socket")
+        return ", ".join(parts)

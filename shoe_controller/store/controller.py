@@ -1,0 +1,104 @@
+"""The table and its journal as one: each input applied and stored in one step; recovery by replay.
+
+This is the one place inputs enter the game. `submit()` applies an input to the table and
+stores the input, its events and the device's link session in a single journal transaction;
+only when it returns may the caller ACK the device (the card is then on disk). If the journal
+cannot store (disk full, corrupt file), the table is rebuilt from the journal so that memory
+never runs ahead of the disk, and the error goes to the caller, who does not ACK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from shoe_controller.store.journal import Journal, JournalError, ReplayMismatch, StoredEvent
+from shoe_controller.table.procedures import Table, TableConfig
+from shoe_controller.vocab.inputs import ControllerStarted, Input, input_from_json, input_to_json
+
+log = structlog.get_logger("controller")
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What start-up found in the journal."""
+
+    inputs: tuple[Input, ...]  # the open shoe's inputs, replayed (the drivers rebuild from them)
+    shoe: int | None
+    mismatch: str | None  # replayed events differ from the stored ones (code changed?)
+
+
+class Controller:
+    """Owns the Table and the Journal; the daemon's single writer."""
+
+    def __init__(
+        self,
+        table_config: TableConfig,
+        journal: Journal,
+        on_stored: Callable[[list[StoredEvent]], None] | None = None,
+    ) -> None:
+        self._config = table_config
+        self.journal = journal
+        self._on_stored = on_stored
+        self.table, self.recovery = self._rebuild()
+
+    def _rebuild(self) -> tuple[Table, Recovery]:
+        """A fresh table with the open shoe's inputs replayed (the recovery contract, table.py)."""
+        steps = self.journal.replay_steps()
+        shoe = steps[0].shoe if steps else self.journal.current_shoe()
+        table = Table(self._config, last_shoe=max((shoe or 1) - 1, 0))
+        mismatch = None
+        inputs = []
+        for step in steps:
+            item = input_from_json(step.input)
+            inputs.append(item)
+            replayed = table.apply(item)
+            if mismatch is None:
+                mismatch = step.mismatch(replayed)
+        return table, Recovery(tuple(inputs), shoe, mismatch)
+
+    def start(self, version: str, at: float) -> list[StoredEvent]:
+        """Count this boot and record controller.started (recovered when state was rebuilt)."""
+        boot = self.journal.boot() + 1  # stored with controller.started, in its transaction
+        recovered = bool(self.recovery.inputs)
+        return self.submit(
+            ControllerStarted(at=at, version=version, boot=boot, recovered=recovered)
+        )
+
+    def submit(
+        self, item: Input, link_state: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> list[StoredEvent]:
+        """Apply and store one input; raises JournalError when it could not be stored."""
+        return self.submit_many([item], link_state)
+
+    def submit_many(
+        self, items: Sequence[Input], link_state: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> list[StoredEvent]:
+        """Apply and store inputs that stand or fall together (one device frame) in one
+        transaction with the link state; raises JournalError (storage) or RecordInvalid (an
+        input the journal cannot hold) when they were not stored, and only then."""
+        try:
+            steps = []
+            for item in items:
+                shoe = self.table.shoe_of(item)
+                steps.append((input_to_json(item), self.table.apply(item), shoe))
+            stored = self.journal.record_many(steps, link_state)
+        except Exception:
+            # The table moved but the disk did not (storage fault, or an input the journal
+            # refuses as RecordInvalid): go back to what the disk holds.
+            self.table, _ = self._rebuild()
+            raise
+        if self._on_stored is not None and stored:
+            try:
+                self._on_stored(stored)
+            except Exception:
+                # Stored is stored: raising now would tell the caller "not stored", and a
+                # supervisor would repeat an action the table already took.
+                log.exception("a listener failed after the commit", seqs=[e.seq for e in stored])
+        return stored
+
+
+__all__ = ["Controller", "JournalError", "Recovery", "ReplayMismatch"]

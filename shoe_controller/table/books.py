@@ -1,0 +1,251 @@
+"""Pure bookkeeping of a shoe and its rounds: draws, burns, positions, composition, factory order.
+
+Nothing here knows the lifecycle or emits events: `table.py` decides what happens, these
+classes only remember it. Everything is plain data so that a snapshot compares equal when the
+same inputs were applied (the recovery contract, docs/table.md).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from shoe_controller.game.rules import InsuranceOffer, Position, next_position, positions_of
+from shoe_controller.vocab.cards import Card, burn_value
+
+
+@dataclass(slots=True)
+class Draw:
+    """One card out of the shoe, as the table knows it."""
+
+    seq: int  # the table's own count of cards out of this shoe, 1-based
+    card: Card | None  # None: not identified (missed by the scanner, unreadable, foreign)
+    counter: int | None = None  # the device's counter, when it sent one
+    uid: str | None = None
+    face_up: bool = False  # R4
+    low_confidence: bool = False
+    multi: bool = False  # R10.2
+    burn: bool = False  # the shoe said it was burned
+    foreign: bool = False
+    duplicate: bool = False
+    missed: bool = False  # the scanner never saw it (R10.5)
+    confirmed: bool = False  # a supervisor confirmed or entered it: no more screening
+    revealed: bool = True  # False while the squeeze embargo keeps its identity inside (R15)
+
+    @property
+    def label(self) -> str:
+        """How texts name the card without saying what it is (R15)."""
+        return f"card #{self.seq}"
+
+    def public(self) -> str | None:
+        """The card as events may show it: None while unknown or under the squeeze embargo."""
+        return str(self.card) if self.revealed and self.card is not None else None
+
+    def describe(self) -> str:
+        """A text naming the card, its identity only when public."""
+        shown = self.public()
+        return f"{shown} ({self.label})" if shown else self.label
+
+
+@dataclass(frozen=True, slots=True)
+class CutMarker:
+    """The cut card, kept in the queue behind cards drawn before it (R3.1)."""
+
+    counter: int | None
+
+
+@dataclass(slots=True)
+class Hold:
+    """Why dealing is stopped until a supervisor acts."""
+
+    code: str
+    text: str
+    since: str
+    kind: str = "plain"  # "plain" (resume), "card" (confirm/discard the queue head),
+    # "placeholder" (enter the missed card), "reveal" (confirm squeezed cards, R15)
+    security: bool = False
+    fault: tuple[str, int] | None = None  # (device, code) of the fault behind it
+    fault_active: bool = False  # resume is refused while the fault is active
+
+    def view(self) -> dict[str, object]:
+        return {"code": self.code, "text": self.text, "since": self.since, "kind": self.kind}
+
+
+@dataclass(slots=True)
+class Offer:
+    """An insurance offer of the round and what became of it (R16)."""
+
+    offer: InsuranceOffer
+    status: str = "open"  # "open", "closed", "voided"
+
+
+@dataclass(slots=True)
+class RoundBook:
+    """The cards and insurance of the round in progress."""
+
+    number: int
+    trial: bool
+    big_small_open: bool
+    draws: list[Draw] = field(default_factory=list)  # placed, in dealing order (R7)
+    offers: list[Offer] = field(default_factory=list)
+    stages_offered: list[int] = field(default_factory=list)
+    insurance_void: bool = False  # R16.9 (and corrections): no more offers this round
+    announced: dict[str, tuple[int, Card | None]] = field(default_factory=dict)
+
+    def cards(self) -> list[Card]:
+        return [draw.card for draw in self.draws if draw.card is not None]
+
+    def next_position(self) -> Position | None:
+        return next_position(self.cards())
+
+    def positions(self) -> list[Position]:
+        return positions_of(self.cards())
+
+    def complete(self) -> bool:
+        return len(self.draws) >= 4 and self.next_position() is None
+
+    def hidden(self) -> list[Draw]:
+        return [draw for draw in self.draws if not draw.revealed]
+
+    def open_offers(self) -> list[Offer]:
+        return [offer for offer in self.offers if offer.status == "open"]
+
+
+def cards_taken(cards: Sequence[Card]) -> int:
+    """How many of these cards (in the order drawn) the round takes before it is complete.
+
+    The rest came after the round was complete and are extra cards (R10.3).
+    """
+    for count in range(4, len(cards) + 1):
+        if next_position(cards[:count]) is None:
+            return count
+    return len(cards)
+
+
+@dataclass(slots=True)
+class BurnBook:
+    """A burn in progress: the shoe's (R2.2) or a round's (R8, R10.3)."""
+
+    kind: str  # "first_card_value", "decks" or "round"
+    target: int | None  # cards to burn in all; None until the first card shows (R2.2 b)
+    cards: list[Draw] = field(default_factory=list)
+
+    def add(self, draw: Draw) -> None:
+        if self.kind == "first_card_value" and not self.cards:
+            # R2.2 (b): the first card, face up, then as many as its value; tens burn 10.
+            self.target = 1 + burn_value(draw.card) if draw.card is not None else None
+        self.cards.append(draw)
+
+    @property
+    def needs_first_card(self) -> bool:
+        """True while the next card decides how many cards this burn takes."""
+        return self.kind == "first_card_value" and not self.cards
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.target is None else max(self.target - len(self.cards), 0)
+
+    @property
+    def done(self) -> bool:
+        return self.target is not None and len(self.cards) >= self.target
+
+    def first_card(self) -> str | None:
+        if self.kind == "first_card_value" and self.cards and self.cards[0].card is not None:
+            return str(self.cards[0].card)
+        return None
+
+
+@dataclass(slots=True)
+class FactoryRun:
+    """Watches for cards in new-deck order: same suit, ranks one apart in one direction.
+
+    A run of `factory_order_run` such cards means the shoe may not have been shuffled
+    (security hold). Unknown cards break a run.
+    """
+
+    length: int = 0
+    last: Card | None = None
+    step: int = 0
+
+    def feed(self, card: Card | None) -> int:
+        """Take the next card out of the shoe; returns the length of the run it ends."""
+        previous = self.last
+        self.last = card
+        if card is None:
+            self.length, self.step = 0, 0
+            return 0
+        if previous is not None and previous.suit is card.suit:
+            step = card.rank - previous.rank
+            if step in (1, -1) and self.step in (0, step):
+                self.length += 1
+                self.step = step
+                return self.length
+        self.length, self.step = 1, 0
+        return 1
+
+
+def factory_order_false_alarms(run: int, decks: int, cards_out: int) -> float:
+    """Expected number of runs of `run` cards in new-deck order in a well shuffled shoe.
+
+    Counts windows of `run` consecutive cards among the first `cards_out` that form such a
+    run; each of the 4 suits has 14 - run ascending and as many descending sequences, and a
+    given sequence of distinct cards comes out with probability prod(decks / (N - j)).
+    """
+    total = 52 * decks
+    windows = max(cards_out - run + 1, 0)
+    sequences = 4 * (14 - run) * 2
+    chance = Fraction(1)
+    for j in range(run):
+        chance *= Fraction(decks, total - j)
+    return float(windows * sequences * chance)
+
+
+@dataclass(slots=True)
+class ShoeBook:
+    """Everything the table remembers about one shoe: rebuilt from the shoe's inputs alone."""
+
+    number: int
+    open: bool = False
+    drawn: int = 0  # cards out of the shoe: burned, dealt, extra, missed, discarded
+    copies: Counter[Card] = field(default_factory=Counter)
+    uids: set[str] = field(default_factory=set)
+    factory: FactoryRun = field(default_factory=FactoryRun)
+    burn: BurnBook | None = None
+    burned: int = 0
+    pending_burn: list[Draw] = field(default_factory=list)  # extras: the next round's burn
+    rounds_started: int = 0
+    real_rounds: int = 0
+    trial_dealt: int = 0
+    trial_pending: int = 0
+    round: RoundBook | None = None
+    extra_counts: dict[int, int] = field(default_factory=dict)  # round -> extras (R10.4)
+    last_draw_closed_round: int | None = None  # round completed by the last card processed
+    last_winner: str | None = None  # shown on the indicator until the next card
+    cut_after: int | None = None
+    cut_pending: bool = False  # a cut card waits in the queue
+    last_round: int | None = None  # R3.1
+    road: list[dict[str, object]] = field(default_factory=list)
+    cards_in_rounds: int = 0  # cards of rounds that finished or were voided
+    discarded: list[Draw] = field(default_factory=list)  # out of play, part of no round
+    queue: deque[Draw | CutMarker] = field(default_factory=deque)
+    holds: list[Hold] = field(default_factory=list)
+    resume_to: str = "no_shoe"
+
+
+def to_plain(value: object) -> object:
+    """Plain, comparable data for a snapshot: dataclasses as dicts, cards as text."""
+    if isinstance(value, Card):
+        return str(value)
+    if isinstance(value, Fraction):
+        return str(value)
+    if hasattr(value, "__dataclass_fields__"):
+        return {name: to_plain(getattr(value, name)) for name in value.__dataclass_fields__}
+    if isinstance(value, dict):
+        return {str(to_plain(key)): to_plain(item) for key, item in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted(str(to_plain(item)) for item in value)
+    if isinstance(value, list | tuple | deque):
+        return [to_plain(item) for item in value]
+    return value

@@ -1,0 +1,177 @@
+"""The lifecycle states of a table and of its next shoe's cards, as `transitions` machines.
+
+Two small machines: the table's lifecycle (no shoe, burning, ready, dealing, insurance window,
+squeeze reveal, held) and the preparation of the next shoe's cards by a shuffler (unchecked,
+shuffling, checked, blocked: R2.4, R10.6). `table.py` validates everything before it fires a
+trigger and checks that the trigger was taken (DESIGN.md); the machines make an impossible
+step an error instead of a silent state change. `mermaid()` draws both from the machines
+themselves; `python -m shoe_controller.table.lifecycle` rewrites docs/state-diagram.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from transitions import Machine
+
+NO_SHOE = "no_shoe"
+BURNING = "burning"
+READY = "ready"
+DEALING = "dealing"
+INSURANCE = "insurance"
+REVEAL = "reveal"
+HELD = "held"
+
+LIFECYCLE_STATES = (NO_SHOE, BURNING, READY, DEALING, INSURANCE, REVEAL, HELD)
+_UNHELD = tuple(state for state in LIFECYCLE_STATES if state != HELD)
+_SHOE_OPEN = (BURNING, READY, DEALING, INSURANCE, REVEAL, HELD)
+_IN_ROUND = (DEALING, INSURANCE, REVEAL)
+
+
+def _resuming_to(state: str) -> Callable[..., bool]:
+    """Condition of the `resume` transition to `state`: the table says where it resumes."""
+
+    def condition(to: str) -> bool:
+        return to == state
+
+    condition.__name__ = f"to_{state}"
+    return condition
+
+
+def _lifecycle_transitions() -> list[dict[str, object]]:
+    transitions: list[dict[str, object]] = [
+        {"trigger": "load", "source": NO_SHOE, "dest": BURNING},  # R2.1, R2.2, R2.4
+        {"trigger": "load_continuous", "source": NO_SHOE, "dest": READY},  # R2.5: no burn
+        {"trigger": "burn_done", "source": BURNING, "dest": READY},
+        {"trigger": "start_burn", "source": READY, "dest": BURNING},  # R8, R10.3
+        {"trigger": "open_round", "source": READY, "dest": DEALING},
+        {"trigger": "offer_insurance", "source": DEALING, "dest": INSURANCE},  # R16.2
+        {"trigger": "close_insurance", "source": INSURANCE, "dest": DEALING},  # R16.8
+        {"trigger": "await_reveal", "source": DEALING, "dest": REVEAL},  # R15
+        {"trigger": "revealed", "source": REVEAL, "dest": DEALING},
+        {"trigger": "finish_round", "source": DEALING, "dest": READY},
+        {"trigger": "void_round", "source": list(_IN_ROUND), "dest": READY},  # R10.1
+        {"trigger": "end_shoe", "source": list(_SHOE_OPEN), "dest": NO_SHOE},  # R3
+        {"trigger": "hold", "source": list(_UNHELD), "dest": HELD},
+    ]
+    for state in _UNHELD:
+        transitions.append(
+            {
+                "trigger": "resume",
+                "source": HELD,
+                "dest": state,
+                "conditions": [_resuming_to(state)],
+            }
+        )
+    return transitions
+
+
+UNCHECKED = "unchecked"
+SHUFFLING = "shuffling"
+CHECKED = "checked"
+BLOCKED = "blocked"
+
+PREPARATION_STATES = (UNCHECKED, SHUFFLING, CHECKED, BLOCKED)
+
+
+def _preparation_transitions() -> list[dict[str, object]]:
+    return [
+        {"trigger": "shuffle_started", "source": list(PREPARATION_STATES), "dest": SHUFFLING},
+        # A passing deck check lifts a block only after a new shuffle started (R10.6).
+        {"trigger": "check_passed", "source": [UNCHECKED, SHUFFLING, CHECKED], "dest": CHECKED},
+        {"trigger": "check_failed", "source": list(PREPARATION_STATES), "dest": BLOCKED},
+        # Opening a shoe uses up whatever preparation was recorded for it.
+        {"trigger": "shoe_opened", "source": [UNCHECKED, SHUFFLING, CHECKED], "dest": UNCHECKED},
+        # A shuffler-dealer's next set of cards is judged by its own next deck check (R2.5).
+        {"trigger": "forget", "source": [SHUFFLING, CHECKED, BLOCKED], "dest": UNCHECKED},
+    ]
+
+
+class MachineModel:
+    """The object a machine drives: the machine gives it `state` and `trigger(name, **kw)`.
+
+    Nothing may be defined here under those names: `transitions` leaves existing attributes
+    alone, so a placeholder would shadow the machine's own method.
+    """
+
+    state: str
+    trigger: Callable[..., bool]
+
+
+def build_lifecycle(model: MachineModel) -> Machine:
+    """The table's lifecycle machine on `model` (no auto transitions: DESIGN.md)."""
+    return Machine(
+        model=model,
+        states=list(LIFECYCLE_STATES),
+        transitions=_lifecycle_transitions(),
+        initial=NO_SHOE,
+        auto_transitions=False,
+    )
+
+
+def build_preparation(model: MachineModel) -> Machine:
+    """The machine of the next shoe's cards (batch shuffler and shuffler-dealer modes)."""
+    return Machine(
+        model=model,
+        states=list(PREPARATION_STATES),
+        transitions=_preparation_transitions(),
+        initial=UNCHECKED,
+        auto_transitions=False,
+    )
+
+
+def _mermaid_of(machine: Machine, initial: str) -> list[str]:
+    lines = ["stateDiagram-v2", f"    [*] --> {initial}"]
+    for name, event in machine.events.items():
+        for source, transitions in event.transitions.items():
+            for transition in transitions:
+                conditions = [c.func.__name__ for c in transition.conditions]
+                label = name if not conditions else f"{name} [{', '.join(conditions)}]"
+                lines.append(f"    {source} --> {transition.dest}: {label}")
+    return lines
+
+
+def mermaid() -> str:
+    """docs/state-diagram.md, drawn from freshly built machines."""
+    lifecycle = build_lifecycle(MachineModel())
+    preparation = build_preparation(MachineModel())
+    parts = [
+        "# Table state diagram",
+        "",
+        "Generated from the machines in `shoe_controller/table/lifecycle.py` by",
+        "`python -m shoe_controller.table.lifecycle`; a test fails when this file is stale.",
+        "Transitions are fired by `shoe_controller/table/` only after it validated the input;",
+        "`held` resumes to the state the table was in when the hold began. See docs/table.md.",
+        "",
+        "## Lifecycle",
+        "",
+        "```mermaid",
+        *_mermaid_of(lifecycle, NO_SHOE),
+        "```",
+        "",
+        "## The next shoe's cards (shuffler deck check, R2.4, R10.6)",
+        "",
+        "```mermaid",
+        *_mermaid_of(preparation, UNCHECKED),
+        "```",
+        "",
+    ]
+    return "\n".join(parts)
+
+
+DIAGRAM_PATH = Path(__file__).resolve().parents[2] / "docs" / "state-diagram.md"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write docs/state-diagram.md (or the path given)."""
+    args = sys.argv[1:] if argv is None else argv
+    path = Path(args[0]) if args else DIAGRAM_PATH
+    path.write_text(mermaid(), encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The vocabulary every layer may import: cards, inputs, events, protocol codes."""
