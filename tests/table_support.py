@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from shoe_controller.table.procedures import Table, TableConfig
+from shoe_controller.table.config import TableConfig
+from shoe_controller.table.procedures import Table
 from shoe_controller.vocab.cards import Card, full_deck, parse_card
 from shoe_controller.vocab.events import Event, EventType
 from shoe_controller.vocab.inputs import (

@@ -22,7 +22,7 @@ from shoe_controller.service.config import (
     from_mapping,
     load,
 )
-from shoe_controller.table.procedures import TableConfig
+from shoe_controller.table.config import TableConfig
 
 DOCUMENTED = Path(__file__).parent.parent / "config" / "shoe-controller.toml"
 

@@ -17,7 +17,7 @@ from shoe_controller.service.config import DeviceSection
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
-from shoe_controller.table.procedures import TableConfig
+from shoe_controller.table.config import TableConfig
 from shoe_controller.vocab.cards import parse_card
 from shoe_controller.vocab.inputs import (
     CardDrawn,

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from shoe_controller.table.procedures import TableConfig
+from shoe_controller.table.config import TableConfig
 
 
 def test_defaults_are_the_rules_defaults() -> None:

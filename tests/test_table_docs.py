@@ -7,9 +7,10 @@ import re
 from pathlib import Path
 
 from shoe_controller.table.actions import ACTIONS
+from shoe_controller.table.alerts import ALERT_CODES
 from shoe_controller.table.books import factory_order_false_alarms
+from shoe_controller.table.config import TableConfig
 from shoe_controller.table.lifecycle import DIAGRAM_PATH, main, mermaid
-from shoe_controller.table.procedures import ALERT_CODES, TableConfig
 from shoe_controller.vocab.inputs import INPUT_TYPES
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -23,7 +24,7 @@ def test_the_state_diagram_is_drawn_from_the_machines_and_current(tmp_path: Path
     written = tmp_path / "diagram.md"
     assert main([str(written)]) == 0
     assert written.read_text(encoding="utf-8") == mermaid()
-    assert "held --> dealing: resume [to_dealing]" in mermaid()
+    assert "held --> free: release" in mermaid()
 
 
 def _section(text: str, heading: str) -> str:

@@ -18,8 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shoe_controller.table.actions import ACTIONS
+from shoe_controller.table.alerts import ALERT_CODES
 from shoe_controller.table.books import Draw
-from shoe_controller.table.procedures import ALERT_CODES, Table, TableConfig
+from shoe_controller.table.config import TableConfig
+from shoe_controller.table.procedures import Table
 from shoe_controller.testing.perfect_dealer import deal_shoe
 from shoe_controller.vocab.cards import full_deck, parse_card
 from shoe_controller.vocab.events import Event, EventType
@@ -215,16 +217,13 @@ def check_table(table: Table, item: Input, events: list[Event], outcomes: dict) 
         else:
             assert events[0].type == EventType.SUPERVISOR_ACTION
             assert events[0].data["action"] == item.action
-    book = table._book  # the bookkeeping itself: nothing is lost
+    book = table.book  # the bookkeeping itself: nothing is lost
     placed = len(book.round.draws) if book.round else 0
     queued = sum(isinstance(item, Draw) for item in book.queue)
     accounted = book.burned + book.cards_in_rounds + len(book.discarded) + placed
     assert accounted + len(book.pending_burn) + queued == book.drawn
     assert (table.state == "held") == bool(book.holds)
-    assert (book.round is not None) == (
-        (book.resume_to if table.state == "held" else table.state)
-        in ("dealing", "insurance", "reveal")
-    )
+    assert (book.round is not None) == (table.lifecycle in ("dealing", "insurance", "reveal"))
     json.dumps(table.view())
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from shoe_controller.cli.replay import replay_command
-from shoe_controller.table.procedures import Table, TableConfig
+from shoe_controller.table.config import TableConfig
+from shoe_controller.table.procedures import Table
 from shoe_controller.testing.perfect_dealer import deal_shoe
 from shoe_controller.vocab.inputs import input_to_json
 from tests.table_support import shuffled_shoe

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shoe_controller.table.procedures import ALERT_CODES
+from shoe_controller.table.alerts import ALERT_CODES
 from shoe_controller.testing.scenario import (
     Scenario,
     ScenarioError,

@@ -1,5 +1,8 @@
 """Typed messages of the shoe link protocol (PROTOCOL.md v1) and their exact payload encoding.
 
+Kept whole though over 500 lines: one frozen dataclass per PROTOCOL.md message, in the
+spec's order, so the module and the spec's tables are read side by side.
+
 Every message is a frozen dataclass. ``message.encode_payload()`` gives the payload bytes
 and ``decode_message(message_type, payload)`` turns them back into a message; a payload
 that does not match the tables exactly raises ``MessageError`` (the link counts and drops
@@ -15,6 +18,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from typing import ClassVar, TypeVar
+
+from shoe_controller.vocab.protocol import FaultCode, IndicatePattern, Severity
 
 PROTOCOL_VERSION = 1
 SHUFFLE_COUNTS = 52
@@ -104,41 +109,6 @@ class ShuffleResult(IntEnum):
     EXTRA_CARDS = 2
     UNKNOWN_CARD = 3
     DAMAGED_CARD = 4
-
-
-class FaultCode(IntEnum):
-    """FAULT codes defined by the protocol; vendors use 0x8000 and up (kept as plain ints)."""
-
-    JAM = 0x0001
-    READ_FAILURE = 0x0002
-    COVER_OPEN_WHILE_DEALING = 0x0003
-    TAMPER = 0x0004
-    SHUFFLER_JAM = 0x0101
-    CARD_DROPPED_DURING_SHUFFLE = 0x0102  # R10.6
-    SHUFFLER_DOOR_OPEN = 0x0103
-
-
-VENDOR_FAULT_BASE = 0x8000
-
-
-class Severity(IntEnum):
-    """FAULT ``severity``."""
-
-    WARNING = 1
-    ERROR = 2
-    CRITICAL = 3
-
-
-class IndicatePattern(IntEnum):
-    """INDICATE ``pattern`` shown on the shoe's lights or display."""
-
-    OFF = 0
-    READY = 1
-    BURN = 2  # arg = cards still to burn
-    STOP = 3  # misdeal or supervisor needed
-    INSURANCE_OPEN = 4  # hold the next card
-    DEAL = 5  # arg = position due: 1 P1, 2 B1, 3 P2, 4 B2, 5 P3, 6 B3
-    RESULT = 6  # arg: 1 player, 2 banker, 3 tie
 
 
 # --- encoding helpers -----------------------------------------------------------------

@@ -17,13 +17,8 @@ from typing import Any, TextIO
 
 import click
 
-from shoe_controller.table.procedures import (
-    BURN_METHODS,
-    CUT_CARD_RULES,
-    MODES,
-    Table,
-    TableConfig,
-)
+from shoe_controller.table.config import BURN_METHODS, CUT_CARD_RULES, MODES, TableConfig
+from shoe_controller.table.procedures import Table
 from shoe_controller.vocab.inputs import Input, InputError, input_from_json
 
 

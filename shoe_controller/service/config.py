@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from shoe_controller.table.procedures import TableConfig
+from shoe_controller.table.config import TableConfig
 
 _T = TypeVar("_T")
 

@@ -16,7 +16,8 @@ from typing import Any
 import structlog
 
 from shoe_controller.store.journal import Journal, JournalError, ReplayMismatch, StoredEvent
-from shoe_controller.table.procedures import Table, TableConfig
+from shoe_controller.table.config import TableConfig
+from shoe_controller.table.procedures import Table
 from shoe_controller.vocab.inputs import ControllerStarted, Input, input_from_json, input_to_json
 
 log = structlog.get_logger("controller")

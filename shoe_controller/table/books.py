@@ -1,6 +1,6 @@
 """Pure bookkeeping of a shoe and its rounds: draws, burns, positions, composition, factory order.
 
-Nothing here knows the lifecycle or emits events: `table.py` decides what happens, these
+Nothing here knows the lifecycle or emits events: the procedures decide what happens, these
 classes only remember it. Everything is plain data so that a snapshot compares equal when the
 same inputs were applied (the recovery contract, docs/table.md).
 """
@@ -231,7 +231,6 @@ class ShoeBook:
     discarded: list[Draw] = field(default_factory=list)  # out of play, part of no round
     queue: deque[Draw | CutMarker] = field(default_factory=deque)
     holds: list[Hold] = field(default_factory=list)
-    resume_to: str = "no_shoe"
 
 
 def to_plain(value: object) -> object:

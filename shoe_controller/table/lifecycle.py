@@ -1,11 +1,18 @@
-"""The lifecycle states of a table and of its next shoe's cards, as `transitions` machines.
+"""The states of a table as `transitions` machines: its lifecycle, its holds, its next shoe's cards.
 
-Two small machines: the table's lifecycle (no shoe, burning, ready, dealing, insurance window,
-squeeze reveal, held) and the preparation of the next shoe's cards by a shuffler (unchecked,
-shuffling, checked, blocked: R2.4, R10.6). `table.py` validates everything before it fires a
-trigger and checks that the trigger was taken (DESIGN.md); the machines make an impossible
-step an error instead of a silent state change. `mermaid()` draws both from the machines
-themselves; `python -m shoe_controller.table.lifecycle` rewrites docs/state-diagram.md.
+Three small machines, each with its own job:
+- the lifecycle of the shoe and its rounds: no shoe, burning, ready, dealing, insurance window,
+  squeeze reveal;
+- the holds: free, or held until a supervisor acts. Kept apart from the lifecycle (the way h11
+  keeps keep-alive apart from its main states), so a hold never has to remember where to go
+  back to: the lifecycle stays where it was while the table is held;
+- the preparation of the next shoe's cards by a shuffler (unchecked, shuffling, checked,
+  blocked: R2.4, R10.6).
+
+The table's parts validate everything before they fire a trigger and check that it was taken
+(DESIGN.md); the machines make an impossible step an error instead of a silent state change.
+`mermaid()` draws all three from the machines themselves; `python -m
+shoe_controller.table.lifecycle` rewrites docs/state-diagram.md.
 """
 
 from __future__ import annotations
@@ -22,26 +29,14 @@ READY = "ready"
 DEALING = "dealing"
 INSURANCE = "insurance"
 REVEAL = "reveal"
-HELD = "held"
 
-LIFECYCLE_STATES = (NO_SHOE, BURNING, READY, DEALING, INSURANCE, REVEAL, HELD)
-_UNHELD = tuple(state for state in LIFECYCLE_STATES if state != HELD)
-_SHOE_OPEN = (BURNING, READY, DEALING, INSURANCE, REVEAL, HELD)
+LIFECYCLE_STATES = (NO_SHOE, BURNING, READY, DEALING, INSURANCE, REVEAL)
+_SHOE_OPEN = (BURNING, READY, DEALING, INSURANCE, REVEAL)
 _IN_ROUND = (DEALING, INSURANCE, REVEAL)
 
 
-def _resuming_to(state: str) -> Callable[..., bool]:
-    """Condition of the `resume` transition to `state`: the table says where it resumes."""
-
-    def condition(to: str) -> bool:
-        return to == state
-
-    condition.__name__ = f"to_{state}"
-    return condition
-
-
 def _lifecycle_transitions() -> list[dict[str, object]]:
-    transitions: list[dict[str, object]] = [
+    return [
         {"trigger": "load", "source": NO_SHOE, "dest": BURNING},  # R2.1, R2.2, R2.4
         {"trigger": "load_continuous", "source": NO_SHOE, "dest": READY},  # R2.5: no burn
         {"trigger": "burn_done", "source": BURNING, "dest": READY},
@@ -54,18 +49,26 @@ def _lifecycle_transitions() -> list[dict[str, object]]:
         {"trigger": "finish_round", "source": DEALING, "dest": READY},
         {"trigger": "void_round", "source": list(_IN_ROUND), "dest": READY},  # R10.1
         {"trigger": "end_shoe", "source": list(_SHOE_OPEN), "dest": NO_SHOE},  # R3
-        {"trigger": "hold", "source": list(_UNHELD), "dest": HELD},
     ]
-    for state in _UNHELD:
-        transitions.append(
-            {
-                "trigger": "resume",
-                "source": HELD,
-                "dest": state,
-                "conditions": [_resuming_to(state)],
-            }
-        )
-    return transitions
+
+
+FREE = "free"
+HELD = "held"
+
+HOLD_STATES = (FREE, HELD)
+
+
+def _hold_transitions() -> list[dict[str, object]]:
+    return [
+        {"trigger": "hold", "source": FREE, "dest": HELD},
+        # Every hold was resolved: dealing goes on where the lifecycle stands.
+        {"trigger": "release", "source": HELD, "dest": FREE},
+        # A supervisor acts beneath the holds (void, change shoe, a squeezed card confirmed):
+        # the lifecycle may move; the holds left hold the table again once that is done.
+        {"trigger": "lift", "source": HELD, "dest": FREE},
+        # The shoe ended: its holds end with it.
+        {"trigger": "end_shoe", "source": HELD, "dest": FREE},
+    ]
 
 
 UNCHECKED = "unchecked"
@@ -111,6 +114,17 @@ def build_lifecycle(model: MachineModel) -> Machine:
     )
 
 
+def build_holds(model: MachineModel) -> Machine:
+    """The machine of the table's holds: free, or held until the supervisor acts."""
+    return Machine(
+        model=model,
+        states=list(HOLD_STATES),
+        transitions=_hold_transitions(),
+        initial=FREE,
+        auto_transitions=False,
+    )
+
+
 def build_preparation(model: MachineModel) -> Machine:
     """The machine of the next shoe's cards (batch shuffler and shuffler-dealer modes)."""
     return Machine(
@@ -127,15 +141,14 @@ def _mermaid_of(machine: Machine, initial: str) -> list[str]:
     for name, event in machine.events.items():
         for source, transitions in event.transitions.items():
             for transition in transitions:
-                conditions = [c.func.__name__ for c in transition.conditions]
-                label = name if not conditions else f"{name} [{', '.join(conditions)}]"
-                lines.append(f"    {source} --> {transition.dest}: {label}")
+                lines.append(f"    {source} --> {transition.dest}: {name}")
     return lines
 
 
 def mermaid() -> str:
     """docs/state-diagram.md, drawn from freshly built machines."""
     lifecycle = build_lifecycle(MachineModel())
+    holds = build_holds(MachineModel())
     preparation = build_preparation(MachineModel())
     parts = [
         "# Table state diagram",
@@ -143,12 +156,19 @@ def mermaid() -> str:
         "Generated from the machines in `shoe_controller/table/lifecycle.py` by",
         "`python -m shoe_controller.table.lifecycle`; a test fails when this file is stale.",
         "Transitions are fired by `shoe_controller/table/` only after it validated the input;",
-        "`held` resumes to the state the table was in when the hold began. See docs/table.md.",
+        "the table is `held` while the holds machine is held, and the lifecycle stays where",
+        "it was meanwhile. See docs/table.md.",
         "",
         "## Lifecycle",
         "",
         "```mermaid",
         *_mermaid_of(lifecycle, NO_SHOE),
+        "```",
+        "",
+        "## Holds",
+        "",
+        "```mermaid",
+        *_mermaid_of(holds, FREE),
         "```",
         "",
         "## The next shoe's cards (shuffler deck check, R2.4, R10.6)",

@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from shoe_controller.game.rules import Outcome, insurance_offers, next_position, outcome
-from shoe_controller.table.procedures import (
+from shoe_controller.table.config import (
     BATCH_SHUFFLER,
     BURN_DECKS,
     FINISH_CURRENT,

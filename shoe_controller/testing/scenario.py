@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shoe_controller.table.procedures import Table, TableConfig
+from shoe_controller.table.config import TableConfig
+from shoe_controller.table.procedures import Table
 from shoe_controller.vocab.cards import CardError, parse_card
 from shoe_controller.vocab.events import Event, EventType
 from shoe_controller.vocab.inputs import (

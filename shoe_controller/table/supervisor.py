@@ -1,0 +1,82 @@
+"""Supervisor commands: who acts and why, the arguments, and the registry of what each action does.
+
+`actions.ACTIONS` says what an action is (its name, help and arguments: what the control
+socket and shoectl read); `HANDLERS` here says what it does, as a pair (check, do). Adding an
+action is one `Action` entry, a `check_*` and a `do_*` function, and one line below; a test
+keeps the two registries equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from shoe_controller.table import card_decisions, table_actions
+from shoe_controller.table.actions import ACTIONS, CommandError, parse_args
+from shoe_controller.table.context import Context
+from shoe_controller.vocab.inputs import SupervisorCommand
+
+Check = Callable[[Context, dict[str, Any]], str | None]
+Do = Callable[[Context, SupervisorCommand, dict[str, Any]], None]
+
+
+class Handler(NamedTuple):
+    """What an action does: `check` says why it is refused now (or None), `do` carries it out
+    once the check passed."""
+
+    check: Check
+    do: Do
+
+
+HANDLERS: Mapping[str, Handler] = MappingProxyType(
+    {
+        "start_shoe": Handler(table_actions.check_start_shoe, table_actions.do_start_shoe),
+        "trial": Handler(table_actions.check_trial, table_actions.do_trial),
+        "end_trial": Handler(table_actions.check_end_trial, table_actions.do_end_trial),
+        "confirm": Handler(card_decisions.check_confirm, card_decisions.do_confirm),
+        "discard": Handler(card_decisions.check_discard, card_decisions.do_discard),
+        "correct": Handler(card_decisions.check_correct, card_decisions.do_correct),
+        "missed": Handler(card_decisions.check_missed, card_decisions.do_missed),
+        "extra": Handler(card_decisions.check_extra, card_decisions.do_extra),
+        "void": Handler(table_actions.check_void, table_actions.do_void),
+        "change_shoe": Handler(table_actions.check_change_shoe, table_actions.do_change_shoe),
+        "resume": Handler(table_actions.check_resume, table_actions.do_resume),
+        "hold": Handler(table_actions.check_hold, table_actions.do_hold),
+        "reveal": Handler(table_actions.check_reveal, table_actions.do_reveal),
+        "close_insurance": Handler(
+            table_actions.check_close_insurance, table_actions.do_close_insurance
+        ),
+    }
+)
+
+
+def on_supervisor(ctx: Context, command: SupervisorCommand) -> None:
+    """Carry out a supervisor command, or refuse it with one alert saying why."""
+    action = ACTIONS.get(command.action) if isinstance(command.action, str) else None
+    if action is None:
+        ctx.refuse(
+            "command_refused",
+            f"unknown action {command.action!r}; the actions are: {', '.join(ACTIONS)}",
+        )
+        return
+    if not isinstance(command.by, str) or not command.by.strip():
+        ctx.refuse(
+            "command_refused",
+            f"{action.name} refused: who acts? `by` (the supervisor's id) is required",
+        )
+        return
+    if not isinstance(command.reason, str) or not command.reason.strip():
+        ctx.refuse("command_refused", f"{action.name} refused: a reason is required")
+        return
+    try:
+        args = parse_args(action, command.args)
+    except CommandError as error:
+        ctx.refuse("command_refused", f"{action.name} refused: {error}")
+        return
+    handler = HANDLERS[action.name]
+    refusal = handler.check(ctx, args)
+    if refusal:
+        ctx.refuse("command_refused", f"{action.name} refused: {refusal}")
+        return
+    handler.do(ctx, command, args)
