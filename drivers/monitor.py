@@ -27,6 +27,7 @@ from drivers.adapters import DEFAULT_BAUD as ASCII_BAUD
 from drivers.adapters import TextAdapter
 from drivers.adapters.beetek import BeetekAdapter
 from drivers.adapters.linecode import LineCodeAdapter
+from drivers.translate.base import Translator
 from drivers.translate.registry import DeckRegistry, RegistryError
 from drivers.translate.scanner import KINDS, ScannerTranslator
 from drivers.translate.shuffler import ShufflerTranslator
@@ -136,7 +137,9 @@ class Monitor:
         if protocol == "slp":
             self.link = HostLink()
             if kind in ("rfid", "optical"):
-                self.translator: Any = ScannerTranslator(device=name, registry=registry, kind=kind)
+                self.translator: Translator = ScannerTranslator(
+                    device=name, registry=registry, kind=kind
+                )
             else:  # a shuffler's translator also deals (kind 4), so it takes any device
                 self.translator = ShufflerTranslator(device=name, registry=registry, kind=kind)
         else:

@@ -14,21 +14,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.wire.link import (
-    AckHandle,
+from drivers.wire.framing import (
     CobsError,
     CrcError,
-    Delivery,
-    DeviceLink,
     FrameTooLongError,
-    HostLink,
-    LinkConfig,
-    SessionState,
     cobs_decode,
     cobs_encode,
     crc16_ccitt_false,
     decode_frame,
     encode_frame,
+)
+from drivers.wire.link import (
+    AckHandle,
+    Delivery,
+    DeviceLink,
+    HostLink,
+    LinkConfig,
+    SessionState,
     next_seq,
 )
 from drivers.wire.messages import (

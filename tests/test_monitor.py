@@ -23,7 +23,7 @@ from drivers.sim.process import SimProcess
 from drivers.translate.registry import DeckRegistry
 from drivers.transports.serial import SerialTransport
 from drivers.wire import messages as m
-from drivers.wire.link import encode_frame
+from drivers.wire.framing import encode_frame
 from drivers.wire.messages import encode_message
 from shoe_controller.vocab.cards import parse_card
 from shoe_controller.vocab.inputs import CardDrawn, CardsMissed, DeviceFault

@@ -13,7 +13,8 @@ from drivers.translate.registry import DeckRegistry
 from drivers.translate.scanner import COUNTER_WENT_BACK, UNEXPECTED_MESSAGE, ScannerTranslator
 from drivers.translate.shuffler import ShufflerTranslator
 from drivers.wire import messages as m
-from drivers.wire.link import DeviceLink, HostLink, encode_frame
+from drivers.wire.framing import encode_frame
+from drivers.wire.link import DeviceLink, HostLink
 from shoe_controller.vocab.cards import full_deck, parse_card
 from shoe_controller.vocab.inputs import (
     Button,

@@ -1,5 +1,9 @@
 """Simulated SLP devices (sans-I/O): a dealing shoe, a batch shuffler, a shuffler-dealer machine.
 
+Kept whole though over 500 lines: it is one class hierarchy, and the shuffler-dealer is the
+shoe plus the shuffle unit, overriding the shoe's dealing internals, so the parts are not
+read (or changed) apart.
+
 Each device owns a ``DeviceLink`` and behaves like the hardware PROTOCOL.md describes: HELLO
 on connect, HEARTBEAT every second while idle, answers to STATUS_REQUEST, INDICATE and
 SHUFFLE, and after a link-down a new session (same boot_id) after ``relink_after`` seconds,

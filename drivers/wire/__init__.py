@@ -1,1 +1,1 @@
-"""PROTOCOL.md on the wire: the messages and the sans-I/O reliable link."""
+"""PROTOCOL.md on the wire: the messages, the byte framing and the sans-I/O reliable link."""

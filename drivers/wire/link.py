@@ -1,9 +1,10 @@
-"""Sans-I/O shoe link (PROTOCOL.md v1): COBS framing, CRC-16, sequence numbers, ACK/NAK, resends.
+"""Sans-I/O reliable shoe link (PROTOCOL.md v1): sequence numbers, ACK/NAK, resends, sessions.
 
 The link is pure state: feed it the bytes that arrived (``receive_data``), take the bytes it
 wants written (``bytes_to_send``), hand it messages to send (``send``) and the time now and
 then (``poll(now)``). It never reads a clock, opens a port or starts a thread, so it can be
 tested back to back and fuzzed without hardware (in the manner of h11 or bellows' ash.py).
+The bytes are cut into frames and frames built by ``drivers.wire.framing`` (COBS, CRC-16).
 
 Roles. ``HostLink`` is the controller's side: it acknowledges a device's reliable frame only
 when the application says the message is stored (``ack(delivery.handle)``), so a card is
@@ -30,12 +31,20 @@ and the peer would otherwise resend it forever), counted as malformed and kept i
 
 from __future__ import annotations
 
-import binascii
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, NamedTuple
 
+from drivers.wire.framing import (
+    FRAME_VERSION,
+    CobsError,
+    FrameDecoder,
+    FrameError,
+    FrameTooLongError,
+    RawFrame,
+    encode_frame,
+)
 from drivers.wire.messages import (
     Hello,
     Message,
@@ -45,112 +54,11 @@ from drivers.wire.messages import (
     is_reliable,
 )
 
-FRAME_VERSION = 1
-MAX_ENCODED_FRAME = 255  # bytes before the 0x00 delimiter
-MIN_BODY = 5  # version, seq, type, crc(2)
-DELIMITER = b"\x00"
 _ACK = MessageType.ACK
 _NAK = MessageType.NAK
 
 
-class FrameError(ValueError):
-    """A frame that cannot be taken apart (COBS, CRC, length or version)."""
-
-
-class CobsError(FrameError):
-    """Bytes that are not valid COBS."""
-
-
-class CrcError(FrameError):
-    """CRC mismatch, or a body too short to carry one."""
-
-
-class FrameTooLongError(FrameError):
-    """An encoded frame longer than 255 bytes."""
-
-
-# --- framing primitives --------------------------------------------------------------
-
-
-def crc16_ccitt_false(data: bytes) -> int:
-    """CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, xorout 0 (check 0x29B1).
-
-    ``binascii.crc_hqx`` is exactly this CRC when started at 0xFFFF, and it runs in C.
-    """
-    return binascii.crc_hqx(data, 0xFFFF)
-
-
-def cobs_encode(data: bytes) -> bytes:
-    """Consistent Overhead Byte Stuffing: the result holds no zero byte (delimiter not added)."""
-    out = bytearray()
-    chunks = bytes(data).split(b"\x00")
-    last = len(chunks) - 1
-    for index, piece in enumerate(chunks):
-        chunk = piece
-        while len(chunk) >= 254:
-            out.append(0xFF)
-            out += chunk[:254]
-            chunk = chunk[254:]
-            if not chunk and index == last:
-                return bytes(out)  # canonical: a full block at the very end needs no 0x01
-        out.append(len(chunk) + 1)
-        out += chunk
-    return bytes(out)
-
-
-def cobs_decode(data: bytes) -> bytes:
-    """Inverse of ``cobs_encode``; ``CobsError`` on a zero byte or a block running past the end."""
-    if 0 in data:
-        raise CobsError(f"zero byte inside a COBS frame at {bytes(data).index(0)}")
-    return _cobs_decode_zero_free(data)
-
-
-def _cobs_decode_zero_free(data: bytes) -> bytes:
-    """COBS decoding of bytes already known to hold no zero (a frame cut at its delimiters)."""
-    parts = []
-    position = 0
-    size = len(data)
-    while position < size:
-        code = data[position]
-        end = position + code
-        if end > size:
-            raise CobsError(f"COBS block at {position} runs {end - size} bytes past the end")
-        parts.append(data[position + 1 : end])
-        position = end
-        if code != 0xFF and position < size:
-            parts.append(b"\x00")
-    return b"".join(parts)
-
-
-def encode_frame(seq: int, message_type: int, payload: bytes) -> bytes:
-    """``COBS(version seq type payload crc) 0x00``; ``FrameTooLongError`` past 255 bytes."""
-    body = bytes((FRAME_VERSION, seq, message_type)) + payload
-    body += crc16_ccitt_false(body).to_bytes(2, "big")
-    encoded = cobs_encode(body)
-    if len(encoded) > MAX_ENCODED_FRAME:
-        raise FrameTooLongError(f"encoded frame is {len(encoded)} bytes, at most 255 allowed")
-    return encoded + DELIMITER
-
-
-class RawFrame(NamedTuple):
-    """A frame with a good CRC, not yet interpreted."""
-
-    version: int
-    seq: int
-    message_type: int
-    payload: bytes
-
-
-def decode_frame(encoded: bytes) -> RawFrame:
-    """Take apart one frame (without its delimiter); raises a ``FrameError`` subclass."""
-    if len(encoded) > MAX_ENCODED_FRAME:
-        raise FrameTooLongError(f"encoded frame is {len(encoded)} bytes, at most 255 allowed")
-    body = cobs_decode(encoded) if 0 in encoded else _cobs_decode_zero_free(encoded)
-    if len(body) < MIN_BODY:
-        raise CrcError(f"frame body of {len(body)} bytes is too short to carry a CRC")
-    if crc16_ccitt_false(body[:-2]) != int.from_bytes(body[-2:], "big"):
-        raise CrcError("CRC mismatch")
-    return RawFrame(body[0], body[1], body[2], body[3:-2])
+# --- sequence numbers and the link's own frames ------------------------------------------
 
 
 def next_seq(seq: int) -> int:
@@ -281,8 +189,7 @@ class Link:
         self.recent: deque[tuple[str, bytes]] = deque(maxlen=self.config.history)
         self.recent_errors: deque[tuple[str, bytes]] = deque(maxlen=self.config.history)
         self._peer = _PeerSession()
-        self._rx = bytearray()
-        self._rx_overflow = False
+        self._frames = FrameDecoder()
         self._tx = bytearray()
         self._queue: deque[_Outgoing] = deque()
         self._inflight: _Outgoing | None = None
@@ -386,8 +293,7 @@ class Link:
 
     def connection_made(self) -> None:
         """A (re)opened transport: a frame kept after link-down goes out again."""
-        self._rx.clear()
-        self._rx_overflow = False
+        self._frames.reset()
         self._restart_inflight()
 
     def connection_lost(self) -> None:
@@ -395,51 +301,23 @@ class Link:
 
         The frame in flight is kept and resent on ``connection_made`` (or by the timer).
         """
-        self._rx.clear()
-        self._rx_overflow = False
+        self._frames.reset()
         self._tx.clear()
 
     def receive_data(self, data: bytes) -> list[Delivery]:
         """Feed received bytes; returns the messages they completed. Never raises on bad input."""
         self.stats.bytes_in += len(data)
-        if 0 not in data:
-            self._rx += data
-            if len(self._rx) > MAX_ENCODED_FRAME:
-                self._rx_overflow = True  # discard up to the next delimiter
-                self._rx.clear()
-            return []
-        parts = bytes(data).split(DELIMITER)
-        if self._rx or self._rx_overflow:
-            parts[0] = bytes(self._rx) + parts[0]
-        tail = parts.pop()
         deliveries: list[Delivery] = []
-        for index, encoded in enumerate(parts):
-            if index == 0 and self._rx_overflow:
-                self._rx_overflow = False
-                self._frame_error("oversize", "frame longer than 255 bytes", encoded)
-                continue
-            if encoded:
-                self._receive_frame(encoded, deliveries)
-        self._rx = bytearray(tail)
-        if len(self._rx) > MAX_ENCODED_FRAME:
-            self._rx_overflow = True
-            self._rx.clear()
+        for encoded, frame in self._frames.feed(data):
+            if isinstance(frame, FrameError):
+                self._frame_error(frame, encoded)
+            else:
+                self._receive_frame(frame, encoded, deliveries)
         return deliveries
 
     # -- internals: receiving --------------------------------------------------------------
 
-    def _receive_frame(self, encoded: bytes, deliveries: list[Delivery]) -> None:
-        try:
-            frame = decode_frame(encoded)
-        except FrameTooLongError as exc:
-            self._frame_error("oversize", str(exc), encoded)
-            return
-        except CobsError as exc:
-            self._frame_error("cobs_errors", str(exc), encoded)
-            return
-        except CrcError as exc:
-            self._frame_error("crc_errors", str(exc), encoded)
-            return
+    def _receive_frame(self, frame: RawFrame, encoded: bytes, deliveries: list[Delivery]) -> None:
         stats = self.stats
         if frame.version != FRAME_VERSION:
             stats.bad_version += 1
@@ -521,11 +399,18 @@ class Link:
         self.stats.delivered += 1
         deliveries.append(Delivery(message, handle))
 
-    def _frame_error(self, counter: str, text: str, encoded: bytes) -> None:
-        setattr(self.stats, counter, getattr(self.stats, counter) + 1)
-        self._note_error(text, encoded)
+    def _frame_error(self, error: FrameError, encoded: bytes) -> None:
+        """A frame that cannot be taken apart: counted by what broke, kept, and NAKed."""
+        stats = self.stats
+        if isinstance(error, FrameTooLongError):
+            stats.oversize += 1
+        elif isinstance(error, CobsError):
+            stats.cobs_errors += 1
+        else:
+            stats.crc_errors += 1
+        self._note_error(str(error), encoded)
         self._tx += _NAK_FRAME
-        self.stats.naks_out += 1
+        stats.naks_out += 1
 
     def _note_error(self, text: str, encoded: bytes) -> None:
         self.stats.last_error = text
@@ -608,8 +493,7 @@ class DeviceLink(Link):
         if hello.boot_id != self._own_boot_id:
             self._own_boot_id = hello.boot_id
             self._peer = _PeerSession()
-        self._rx.clear()
-        self._rx_overflow = False
+        self._frames.reset()
         inflight = self._inflight
         if inflight is not None:
             self._inflight = None

@@ -19,8 +19,10 @@ from typing import Any, Protocol
 
 import structlog
 
+from drivers.adapters import TextAdapter
 from drivers.adapters.beetek import BeetekAdapter
 from drivers.adapters.linecode import LineCodeAdapter
+from drivers.translate.base import Translator
 from drivers.translate.registry import DeckRegistry
 from drivers.translate.scanner import ScannerTranslator
 from drivers.translate.shuffler import ShufflerTranslator
@@ -116,7 +118,7 @@ class DeviceRunner:
         if section.protocol == "slp":
             self._link: HostLink | None = HostLink()
             if name == "shuffler" or section.kind in ("shuffler", "shuffler_dealer"):
-                self.translator: Any = ShufflerTranslator(
+                self.translator: Translator | TextAdapter = ShufflerTranslator(
                     device=name,
                     kind=section.kind if section.kind != "optical" else None,
                     registry=registry,
