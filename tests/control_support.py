@@ -29,7 +29,8 @@ from drivers.sim.pty import SimRunner
 from drivers.wire.messages import ButtonId, DeviceKind
 from shoe_controller.delivery.publisher import Publisher, PushConfig
 from shoe_controller.service.config import DeviceSection, from_mapping
-from shoe_controller.service.control import ControlServer, ControlService
+from shoe_controller.service.control import ControlServer
+from shoe_controller.service.control_answers import ControlService
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal, StoredEvent

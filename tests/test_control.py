@@ -20,16 +20,11 @@ from typing import Any
 import pytest
 
 from drivers.wire.messages import Severity
-from shoe_controller.service.control import (
-    BACKLOG_CRIT_S,
-    BACKLOG_WARN_S,
-    ControlError,
-    ControlServer,
-    ControlService,
-    Peer,
-    authorize,
-    peer_of,
-)
+from shoe_controller.service.control import ControlServer
+from shoe_controller.service.control_answers import ControlService
+from shoe_controller.service.control_requests import ControlError
+from shoe_controller.service.health import BACKLOG_CRIT_S, BACKLOG_WARN_S
+from shoe_controller.service.peers import Peer, authorize, peer_of
 from shoe_controller.vocab.events import EventType
 from tests.control_support import GUARD_S, LiveTable
 

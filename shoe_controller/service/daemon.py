@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import structlog
 
-from drivers.wire.messages import Shuffle
+from drivers.translate.shuffler import ShufflerTranslator
 from shoe_controller import __version__
 from shoe_controller.delivery.publisher import (
     Publisher,
@@ -30,7 +30,9 @@ from shoe_controller.delivery.publisher import (
 from shoe_controller.delivery.pushapi import KeyFileError, SigningKey
 from shoe_controller.service import logs
 from shoe_controller.service.config import Config, ConfigError, load
-from shoe_controller.service.control import ControlError, ControlServer, ControlService
+from shoe_controller.service.control import ControlServer
+from shoe_controller.service.control_answers import ControlService
+from shoe_controller.service.control_requests import ControlError
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
 from shoe_controller.service.looplag import LoopLag
 from shoe_controller.service.sdnotify import Notifier
@@ -329,7 +331,7 @@ class Daemon:
     def _ask_for_shuffle(self) -> None:
         shuffler = self.devices.get("shuffler")
         if shuffler is not None and self.config.procedures.mode == "batch_shuffler":
-            shuffler.send(Shuffle(self.config.procedures.decks))
+            shuffler.send(ShufflerTranslator.shuffle(self.config.procedures.decks))
 
     def _on_push_fault(self, fault: PushFault | None) -> None:
         self._push_fault = fault

@@ -1,0 +1,106 @@
+"""shoectl's connection to the control socket: JSON lines both ways, and the errors a person
+is told about when it cannot be used."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+TIMEOUT_S = 15.0
+
+
+class UnreachableError(Exception):
+    """The control socket cannot be used (daemon not running, no permission, broken reply)."""
+
+
+class AnswerError(Exception):
+    """The daemon answered with an error."""
+
+    def __init__(self, code: str, text: str, answer: Mapping[str, Any]) -> None:
+        super().__init__(text)
+        self.code = code
+        self.text = text
+        self.answer = answer
+
+
+class Client:
+    """One connection to the control socket; JSON lines both ways."""
+
+    def __init__(self, path: str, timeout: float = TIMEOUT_S) -> None:
+        self.path = path
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.settimeout(timeout)
+        try:
+            self._sock.connect(path)
+        except OSError as error:
+            self._sock.close()
+            raise UnreachableError(_connect_failure(path, error)) from None
+        self._file = self._sock.makefile("rb")
+
+    def close(self) -> None:
+        self._file.close()
+        self._sock.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def send(self, request: Mapping[str, Any]) -> None:
+        try:
+            self._sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
+        except OSError as error:
+            raise UnreachableError(f"the controller closed the connection: {error}") from None
+
+    def receive(self) -> dict[str, Any]:
+        try:
+            line = self._file.readline()
+        except TimeoutError:
+            raise UnreachableError("the controller did not answer in time") from None
+        except OSError as error:
+            raise UnreachableError(f"the controller closed the connection: {error}") from None
+        if not line:
+            raise UnreachableError("the controller closed the connection")
+        try:
+            answer = json.loads(line)
+        except json.JSONDecodeError:
+            raise UnreachableError(
+                f"the controller sent something that is not JSON: {line[:80]!r}"
+            ) from None
+        if not isinstance(answer, dict):
+            raise UnreachableError("the controller's answer is not a JSON object")
+        return answer
+
+    def request(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Send one request; the answer's result, or AnswerError."""
+        self.send(request)
+        answer = self.receive()
+        if not answer.get("ok"):
+            error = answer.get("error") or {}
+            raise AnswerError(str(error.get("code")), str(error.get("text")), answer)
+        return answer.get("result") or {}
+
+    def stream(self, request: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        """A following request: the first answer, then every event line until closed."""
+        self.request(request)
+        self._sock.settimeout(None)  # events come when the table deals
+        while True:
+            answer = self.receive()
+            if "event" in answer:
+                yield answer["event"]
+
+
+def _connect_failure(path: str, error: OSError) -> str:
+    if isinstance(error, FileNotFoundError):
+        return f"cannot reach the controller: no socket at {path} (is shoe-controller running?)"
+    if isinstance(error, ConnectionRefusedError):
+        return (
+            f"cannot reach the controller: nobody listens on {path}"
+            " (shoe-controller stopped or restarting?)"
+        )
+    if isinstance(error, PermissionError):
+        return f"cannot reach the controller: permission denied on {path}"
+    return f"cannot reach the controller at {path}: {error.strerror or error}"

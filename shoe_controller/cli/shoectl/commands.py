@@ -1,0 +1,385 @@
+"""shoectl's click group and its seeing commands (status, check, devices, rounds, round,
+road, events, outbox), with one command per supervisor action added from the registry."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from shoe_controller.cli.shoectl.acting import action_command
+from shoe_controller.cli.shoectl.client import AnswerError, Client, UnreachableError
+from shoe_controller.cli.shoectl.plumbing import (
+    EXIT_ATTENTION,
+    EXIT_OK,
+    NAGIOS_UNKNOWN,
+    ask,
+    fail,
+    json_option,
+    out,
+    painter,
+    print_json,
+)
+from shoe_controller.cli.shoectl.render import (
+    BANKER,
+    EVENT_HEADERS,
+    PLAYER,
+    TIE,
+    Cell,
+    Painter,
+    bead_plate_lines,
+    big_road_lines,
+    card_text,
+    event_row,
+    render_pairs,
+    render_status,
+    render_table,
+    result_text,
+    round_notes,
+    short_time,
+)
+from shoe_controller.table.actions import ACTIONS
+
+DEFAULT_SOCKET = "/run/shoe-controller/control.sock"
+SOCKET_ENV = "SHOECTL_SOCKET"
+
+
+class _Shoectl(click.Group):
+    """The command group; output cut short by a closed pipe (`| head`) ends quietly."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # Python would complain again when flushing stdout at exit: point it elsewhere.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise SystemExit(EXIT_OK) from None
+
+
+@click.group(cls=_Shoectl, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--socket",
+    "socket_path",
+    envvar=SOCKET_ENV,
+    default=DEFAULT_SOCKET,
+    show_default=True,
+    metavar="PATH",
+    help=f"The controller's control socket (or ${SOCKET_ENV}).",
+)
+@click.pass_context
+def main(ctx: click.Context, socket_path: str) -> None:
+    """See the table through shoe-controller's control socket, and act on it as supervisor."""
+    ctx.obj = socket_path
+
+
+# ---------------------------------------------------------------------- seeing
+
+
+@main.command(short_help="Devices, shoe, round, holds, faults, backlog.")
+@json_option
+def status(as_json: bool) -> None:
+    """Devices, shoe, round, backlog, holds and faults; exits 1 when something needs a person."""
+    result = ask({"cmd": "status"})
+    level = result["health"]["level"]
+    if as_json:
+        print_json(result)
+    else:
+        out(render_status(result, painter()))
+    raise SystemExit(EXIT_ATTENTION if level else EXIT_OK)
+
+
+@main.command(short_help="One Nagios-style line for monitoring.")
+@json_option
+def check(as_json: bool) -> None:
+    """One line for monitoring; exits 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (Nagios)."""
+    socket_path = click.get_current_context().obj
+    try:
+        with Client(socket_path) as client:
+            result = client.request({"cmd": "check"})
+    except (UnreachableError, AnswerError) as error:
+        text = error.text if isinstance(error, AnswerError) else str(error)
+        if as_json:
+            print_json({"level": NAGIOS_UNKNOWN, "status": "UNKNOWN", "line": text})
+        else:
+            click.echo(f"SHOE UNKNOWN - {text}")
+        raise SystemExit(NAGIOS_UNKNOWN) from None
+    if as_json:
+        print_json(result)
+    else:
+        click.echo(result["line"])
+    raise SystemExit(int(result["level"]))
+
+
+@main.command()
+@json_option
+def devices(as_json: bool) -> None:
+    """Link statistics and identity of every device."""
+    result = ask({"cmd": "devices"})
+    if as_json:
+        print_json(result)
+        return
+    paint = painter()
+    rows = []
+    for device in result["devices"]:
+        identity = device.get("identity") or {}
+        link = device.get("link") or device.get("adapter") or {}
+        connection = device.get("connection") or {}
+        state = device.get("status") or "unknown"
+        last_error = link.get("last_error") or connection.get("last_error") or ""
+        faults = ", ".join(f"{f['code']:#06x} {f['text']}" for f in device.get("faults") or [])
+        rows.append(
+            [
+                device["device"],
+                (state, "ok" if state == "connected" else "crit"),
+                identity.get("kind", ""),
+                identity.get("vendor", ""),
+                identity.get("model", ""),
+                identity.get("serial", ""),
+                identity.get("firmware", ""),
+                str(link.get("frames_in", "")),
+                str(link.get("crc_errors", "")),
+                str(link.get("retransmits", "")),
+                str(connection.get("reconnects", "")),
+                "; ".join(part for part in (faults, last_error) if part),
+            ]
+        )
+    if not rows:
+        out("no devices configured or seen")
+        return
+    headers = ("DEVICE", "STATUS", "KIND", "VENDOR", "MODEL", "SERIAL", "FIRMWARE")
+    headers += ("FRAMES", "CRC_ERR", "RETRANS", "RECONN", "FAULTS/LAST ERROR")
+    out(render_table(headers, rows, paint))
+
+
+@main.command()
+@click.option("--shoe", type=click.IntRange(min=0), help="Which shoe (default: the current).")
+@click.option("--last", type=click.IntRange(min=1), help="Only the last K rounds.")
+@json_option
+def rounds(shoe: int | None, last: int | None, as_json: bool) -> None:
+    """The shoe's rounds with their cards and results."""
+    result = ask({"cmd": "rounds", "shoe": shoe, "last": last})
+    if as_json:
+        print_json(result)
+        return
+    paint = painter()
+    out(paint(f"Shoe {result['shoe']}: {result['total']} round(s)", "head"))
+    if not result["rounds"]:
+        return
+    rows = []
+    for item in result["rounds"]:
+        cards = item["cards"]
+        player = " ".join(card_text(cards[p], paint) for p in ("P1", "P2", "P3") if p in cards)
+        banker = " ".join(card_text(cards[p], paint) for p in ("B1", "B2", "B3") if p in cards)
+        if item["status"] == "result":
+            outcome: Cell = (item["winner"].capitalize(), item["winner"])
+            score = f"{item['player_total']}-{item['banker_total']}"
+        elif item["status"] == "voided":
+            outcome, score = ("void", "warn"), ""
+        else:
+            outcome, score = ("dealing", "dim"), ""
+        notes = round_notes(item)
+        if item["trial"]:
+            notes.insert(0, "trial")
+        if item["voided_reason"]:
+            notes.append(item["voided_reason"])
+        if item["insurance_offers"]:
+            notes.append(f"insurance x{item['insurance_offers']}")
+        if item["supervisor_actions"]:
+            notes.append("supervisor: " + ",".join(item["supervisor_actions"]))
+        if item["alerts"]:
+            notes.append(f"{item['alerts']} alert(s)")
+        rows.append(
+            [
+                str(item["round"]),
+                short_time(item["started_at"]),
+                outcome,
+                score,
+                player,
+                banker,
+                ", ".join(notes),
+            ]
+        )
+    out(
+        render_table(
+            ("ROUND", "STARTED", "RESULT", "P-B", "PLAYER", "BANKER", "NOTES"), rows, paint
+        )
+    )
+
+
+@main.command("round", short_help="One round in full, for disputes.")
+@click.argument("number", type=click.IntRange(min=0))
+@click.option("--shoe", type=click.IntRange(min=0), help="Which shoe (default: the current).")
+@json_option
+def round_command(number: int, shoe: int | None, as_json: bool) -> None:
+    """One round in full with its procedure events (for disputes)."""
+    result = ask({"cmd": "round", "round": number, "shoe": shoe})
+    if as_json:
+        print_json(result)
+        return
+    paint = painter()
+    summary = result["summary"]
+    pairs = [("Round", f"{result['round']} of shoe {result['shoe']}")]
+    if summary["trial"]:
+        pairs[0] = ("Round", pairs[0][1] + " (trial)")
+    pairs.append(("Started", summary["started_at"] or ""))
+    pairs.append(("Ended", summary["ended_at"] or "in progress"))
+    if summary["status"] == "result":
+        pairs.append(("Result", result_text(summary, paint)))
+    elif summary["status"] == "voided":
+        pairs.append(("Result", paint(f"void ({summary['voided_reason']})", "warn")))
+    cards = summary["cards"]
+    pairs.append(
+        ("Cards", " ".join(f"{p} {card_text(c, paint)}" for p, c in cards.items()) or "none")
+    )
+    out(render_pairs(pairs, paint))
+    out()
+    out(render_table(EVENT_HEADERS, [event_row(e, paint) for e in result["events"]], paint))
+
+
+@main.command(short_help="The shoe's bead plate and big road.")
+@click.option("--shoe", type=click.IntRange(min=0), help="Which shoe (default: the current).")
+@json_option
+def road(shoe: int | None, as_json: bool) -> None:
+    """The shoe's bead plate and big road, as the display board draws them."""
+    result = ask({"cmd": "road", "shoe": shoe})
+    if as_json:
+        print_json(result)
+        return
+    paint = painter()
+    counts = result["summary"]
+    rows = result["rows"]
+    out(
+        paint(f"Shoe {result['shoe']}", "head")
+        + f"  {counts['rounds']} rounds: "
+        + paint(f"Banker {counts['banker']}", BANKER)
+        + "  "
+        + paint(f"Player {counts['player']}", PLAYER)
+        + "  "
+        + paint(f"Tie {counts['tie']}", TIE)
+        + f"  banker pairs {counts['banker_pair']}  player pairs {counts['player_pair']}"
+    )
+    out()
+    out(paint("Bead plate", "head") + paint("  (•B: banker pair, B•: player pair)", "dim"))
+    for line in bead_plate_lines(result["bead_plate"], rows, paint):
+        out(line)
+    out()
+    legend = "  (•B: banker pair, B•: player pair, B2: two ties after it)"
+    out(paint("Big road", "head") + paint(legend, "dim"))
+    for line in big_road_lines(result["big_road"], rows, paint):
+        out(line)
+
+
+@main.command(short_help="The event stream; --follow for live.")
+@click.option("--follow", "-f", is_flag=True, help="Keep printing events as they happen.")
+@click.option(
+    "--type",
+    "-t",
+    "types",
+    multiple=True,
+    metavar="TYPE",
+    help="Only this type (card.dealt) or family (card); repeatable.",
+)
+@click.option(
+    "--last",
+    "-n",
+    type=click.IntRange(0, 1000),
+    default=20,
+    show_default=True,
+    help="How many past events to show first.",
+)
+@json_option
+def events(follow: bool, types: tuple[str, ...], last: int, as_json: bool) -> None:
+    """The journal's events, newest last; --follow streams them live (JSON: one per line)."""
+    paint = painter()
+    request = {"cmd": "events", "types": list(types), "limit": last}
+    if not follow:
+        if last == 0:
+            return
+        for event in ask(request)["events"]:
+            print_event(event, as_json, paint)
+        return
+    socket_path = click.get_current_context().obj
+    try:
+        with Client(socket_path) as client:
+            for event in client.stream({**request, "follow": True}):
+                print_event(event, as_json, paint)
+    except KeyboardInterrupt:
+        raise SystemExit(EXIT_OK) from None
+    except UnreachableError as error:
+        fail(str(error))
+    except AnswerError as error:
+        fail(f"{error.text} ({error.code})")
+
+
+def print_event(event: Mapping[str, Any], as_json: bool, paint: Painter) -> None:
+    """One event a line (a stream cannot align on what comes later: fixed widths)."""
+    if as_json:
+        click.echo(json.dumps(event, ensure_ascii=False))
+    else:
+        seq, at, where, (kind, role), details = event_row(event, paint)
+        out(f"{seq:>6}  {at:<12}  {where:<8}  {paint(kind.ljust(20), role)}  {details}")
+    sys.stdout.flush()
+
+
+@main.command()
+@json_option
+def outbox(as_json: bool) -> None:
+    """What waits for the table server, and why."""
+    result = ask({"cmd": "outbox"})
+    if as_json:
+        print_json(result)
+        return
+    paint = painter()
+    publisher = result.get("publisher") or {}
+    pairs = [
+        ("Backlog", f"{result['backlog']} event(s)"),
+        ("Stored", f"through seq {result['last_seq']}"),
+        ("Acked", f"through seq {result['acked_through']} (the table server has these)"),
+        ("Why", result["why"]),
+        ("Publisher", str(publisher.get("state", "not running"))),
+    ]
+    if result.get("oldest_waiting_at"):
+        pairs.append(
+            (
+                "Oldest",
+                f"{result['oldest_waiting_at']} ({result['oldest_waiting_age_s']:.0f} s ago)",
+            )
+        )
+    if publisher.get("last_error"):
+        pairs.append(
+            (
+                "Last error",
+                paint(publisher["last_error"], "warn")
+                + f" ({publisher.get('consecutive_failures')} failure(s) in a row)",
+            )
+        )
+    if publisher.get("fault"):
+        fault = publisher["fault"]
+        pairs.append(("Fault", paint(f"{fault['code']}: {fault['text']}", "crit")))
+    out(render_pairs(pairs, paint))
+    waiting = result.get("waiting") or []
+    if waiting:
+        out()
+        rows = [
+            [
+                str(e["seq"]),
+                e["at"],
+                str(e["shoe"] if e["shoe"] is not None else "-")
+                + (f"/{e['round']}" if e["round"] is not None else ""),
+                e["type"],
+            ]
+            for e in waiting
+        ]
+        more = result["backlog"] - len(waiting)
+        out(render_table(("SEQ", "AT", "SHOE/RND", "TYPE"), rows, paint))
+        if more > 0:
+            out(paint(f"... and {more} more", "dim"))
+
+
+for _action in ACTIONS.values():
+    main.add_command(action_command(_action))

@@ -1,0 +1,382 @@
+"""The daemon's answers drawn for a person: aligned tables, colour only on a terminal, suits
+as symbols; the text of statuses, rounds, events and the roads."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import click
+
+from shoe_controller.vocab.cards import CardError, parse_card
+
+BANKER, PLAYER, TIE = "banker", "player", "tie"
+STYLES: dict[str, dict[str, Any]] = {
+    BANKER: {"fg": "red", "bold": True},
+    PLAYER: {"fg": "blue", "bold": True},
+    TIE: {"fg": "green", "bold": True},
+    "ok": {"fg": "green"},
+    "warn": {"fg": "yellow", "bold": True},
+    "crit": {"fg": "red", "bold": True},
+    "dim": {"dim": True},
+    "head": {"bold": True},
+    "red_suit": {"fg": "red"},
+}
+LEVEL_STYLE = {0: "ok", 1: "warn", 2: "crit", 3: "warn"}
+HIDDEN = "??"  # a card the table may not show yet (R15) or does not know
+
+
+class Painter:
+    """Colour only when it goes to a terminal and NO_COLOR is not set (no-color.org)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    @classmethod
+    def for_stream(cls, stream: Any) -> Painter:
+        tty = bool(getattr(stream, "isatty", lambda: False)())
+        return cls(tty and not os.environ.get("NO_COLOR"))
+
+    def __call__(self, text: str, role: str | None) -> str:
+        if not self.enabled or role is None or not text:
+            return text
+        return click.style(text, **STYLES[role])
+
+
+Cell = str | tuple[str, str | None]
+
+
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], paint: Painter) -> str:
+    """Columns aligned on the visible text (cells may already hold colour), colour after."""
+    cells = [[(cell, None) if isinstance(cell, str) else cell for cell in row] for row in rows]
+    widths = [len(header) for header in headers]
+    for row in cells:
+        for index, (text, _) in enumerate(row):
+            widths[index] = max(widths[index], plain_len(text))
+    head = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+    lines = [paint(head, "head")]
+    for row in cells:
+        shown = []
+        for index, (text, role) in enumerate(row):
+            pad = "" if index == len(row) - 1 else " " * (widths[index] - plain_len(text))
+            shown.append(paint(text, role) + pad)
+        lines.append("  ".join(shown).rstrip())
+    return "\n".join(lines)
+
+
+def render_pairs(pairs: Sequence[tuple[str, str]], paint: Painter) -> str:
+    """`key  value` lines with the keys aligned."""
+    width = max((len(key) for key, _ in pairs), default=0)
+    return "\n".join(f"{paint(key.ljust(width), 'head')}  {value}" for key, value in pairs)
+
+
+def card_text(code: str | None, paint: Painter) -> str:
+    """`QH` -> `Q♥` (red suits in red); None or "hidden" -> ?? (R15)."""
+    if not code or code == "hidden":
+        return paint(HIDDEN, "dim")
+    try:
+        card = parse_card(code)
+    except CardError:
+        return code
+    return paint(card.pretty, "red_suit" if card.suit.name in "HD" else None)
+
+
+def cards_text(codes: Sequence[str | None] | None, paint: Painter) -> str:
+    return " ".join(card_text(code, paint) for code in codes or [])
+
+
+def plain_len(text: str) -> int:
+    return len(click.unstyle(text))
+
+
+def winner_cell(winner: str | None, paint: Painter) -> str:
+    if winner is None:
+        return ""
+    return paint(winner.capitalize(), winner)
+
+
+def short_time(at: str | None) -> str:
+    """`2027-01-15T08:00:15.123456Z` -> `08:00:15.123`."""
+    if not at or "T" not in at:
+        return at or ""
+    return at.split("T", 1)[1][:12]
+
+
+def event_details(event: Mapping[str, Any], paint: Painter) -> str:
+    """What an event says, for a person."""
+    kind, data = event.get("type"), event.get("data") or {}
+    if kind in ("card.dealt", "card.revealed"):
+        extra = " face up" if data.get("face_up") else ""
+        return f"{data.get('position')} {card_text(data.get('card'), paint)}{extra}"
+    if kind == "card.extra":
+        return f"{card_text(data.get('card'), paint)} becomes the next round's burn"
+    if kind == "round.started":
+        notes = ["trial" if data.get("trial") else "real"]
+        if not data.get("big_small_open", True):
+            notes.append("big/small closed")
+        return ", ".join(notes)
+    if kind == "round.result":
+        return result_text(data, paint)
+    if kind == "round.voided":
+        return f"voided ({data.get('reason')}); cards {cards_text(data.get('cards'), paint)}"
+    if kind == "insurance.offered":
+        return (
+            f"{data.get('side')} insurance stage {data.get('stage')} pays {data.get('odds')}"
+            f" (Banker {data.get('banker_total')}, Player {data.get('player_total')})"
+        )
+    if kind in ("insurance.closed", "insurance.voided"):
+        return f"{data.get('side')} stage {data.get('stage')}: {data.get('reason')}"
+    if kind == "shoe.burned":
+        first = data.get("first_card")
+        lead = f"first {card_text(first, paint)}, " if first else ""
+        return f"{lead}{data.get('count')} card(s): {cards_text(data.get('cards'), paint)}"
+    if kind == "shoe.cut":
+        return f"{data.get('cards_behind_cut')} cards behind the cut card"
+    if kind == "shoe.cut_card":
+        return f"cut card after card {data.get('after_card')}"
+    if kind == "shoe.ended":
+        return (
+            f"{data.get('rounds')} rounds, {data.get('cards_dealt')} cards,"
+            f" reason {data.get('reason')}"
+        )
+    if kind == "shoe.shuffled":
+        check = "deck check ok" if data.get("ok") else paint("deck check FAILED", "crit")
+        problems = f": {', '.join(data.get('problems') or [])}" if data.get("problems") else ""
+        return f"{data.get('decks')} decks, {data.get('total')} cards, {check}{problems}"
+    if kind == "procedure.alert":
+        role = "warn" if data.get("needs_supervisor") else None
+        code = paint(f"[{data.get('code')}]", role)
+        return f"{code} {data.get('text')}"
+    if kind == "security.alert":
+        details = ", ".join(f"{k}={v}" for k, v in (data.get("details") or {}).items())
+        code = paint(f"[{data.get('code')}]", "crit")
+        return f"{code} {details}".rstrip()
+    if kind == "supervisor.action":
+        details = ", ".join(f"{k}={v}" for k, v in (data.get("details") or {}).items())
+        text = f"{data.get('action')} by {data.get('by')}: {data.get('reason')}"
+        return f"{text} ({details})" if details else text
+    if kind in ("device.connected", "device.lost"):
+        identity = " ".join(
+            str(data.get(key)) for key in ("kind", "vendor", "model") if data.get(key)
+        )
+        serial = f" #{data['serial']}" if data.get("serial") else ""
+        firmware = f" fw {data['firmware']}" if data.get("firmware") else ""
+        return f"{data.get('device')} {identity}{serial}{firmware}".rstrip()
+    if kind in ("device.fault", "device.fault_cleared"):
+        code = data.get("code")
+        code_text = f"{code:#06x}" if isinstance(code, int) else str(code)
+        severity = data.get("severity")
+        return f"{data.get('device')} fault {code_text} (severity {severity}): {data.get('text')}"
+    if kind == "controller.started":
+        recovered = ", recovered from the journal" if data.get("recovered") else ""
+        return f"version {data.get('version')}, boot {data.get('boot')}{recovered}"
+    return json.dumps(data, ensure_ascii=False)
+
+
+def result_text(data: Mapping[str, Any], paint: Painter) -> str:
+    winner = data.get("winner")
+    score = f"{data.get('player_total')}-{data.get('banker_total')}"
+    words = [
+        winner_cell(winner, paint) + (" wins" if winner != TIE else ""),
+        f"P {cards_text(data.get('player'), paint)} = {data.get('player_total')}",
+        f"B {cards_text(data.get('banker'), paint)} = {data.get('banker_total')}",
+    ]
+    notes = round_notes(data)
+    text = f"{words[0]} ({score}): {words[1]}, {words[2]}"
+    return f"{text}; {', '.join(notes)}" if notes else text
+
+
+def round_notes(data: Mapping[str, Any]) -> list[str]:
+    notes = []
+    if data.get("natural"):
+        notes.append(f"natural {data['natural']}")
+    if data.get("player_pair"):
+        notes.append("player pair")
+    if data.get("banker_pair"):
+        notes.append("banker pair")
+    if data.get("perfect_pair"):
+        notes.append("perfect pair")
+    if data.get("lucky6"):
+        notes.append(f"lucky 6 ({data['lucky6']} cards)")
+    return notes
+
+
+def event_row(event: Mapping[str, Any], paint: Painter) -> list[Cell]:
+    where = f"{event.get('shoe') if event.get('shoe') is not None else '-'}"
+    if event.get("round") is not None:
+        where += f"/{event['round']}"
+    kind = str(event.get("type"))
+    role = {"procedure.alert": "warn", "security.alert": "crit"}.get(kind)
+    if kind == "round.result":
+        role = (event.get("data") or {}).get("winner")
+    return [
+        str(event.get("seq")),
+        short_time(event.get("at")),
+        where,
+        (kind, role),
+        event_details(event, paint),
+    ]
+
+
+EVENT_HEADERS = ("SEQ", "TIME", "SHOE/RND", "TYPE", "DETAILS")
+
+
+def bead_plate_lines(cells: Sequence[Mapping[str, Any]], rows: int, paint: Painter) -> list[str]:
+    """Six rows of cells `•B•`: a banker pair marks the left, a player pair the right."""
+    columns = max((cell["column"] for cell in cells), default=-1) + 1
+    grid = [["   "] * columns for _ in range(rows)]
+    for cell in cells:
+        letter = cell["winner"][0].upper()
+        left = paint("•", BANKER) if cell["banker_pair"] else " "
+        right = paint("•", PLAYER) if cell["player_pair"] else " "
+        grid[cell["row"]][cell["column"]] = f"{left}{paint(letter, cell['winner'])}{right}"
+    return ["|" + "".join(row) + "|" for row in grid] if columns else ["(no rounds yet)"]
+
+
+def big_road_lines(cells: Sequence[Mapping[str, Any]], rows: int, paint: Painter) -> list[str]:
+    """Columns of wins, cells `•B2•`: banker pair, winner, ties after it, player pair."""
+    columns = max((cell["column"] for cell in cells), default=-1) + 1
+    grid = [["    "] * columns for _ in range(rows)]
+    for cell in cells:
+        winner = cell["winner"]
+        letter = paint(winner[0].upper(), winner) if winner else " "
+        ties = cell["ties"]
+        tie_mark = paint(str(ties) if ties < 10 else "+", TIE) if ties else " "
+        left = paint("•", BANKER) if cell["banker_pair"] else " "
+        right = paint("•", PLAYER) if cell["player_pair"] else " "
+        grid[cell["row"]][cell["column"]] = f"{left}{letter}{tie_mark}{right}"
+    return ["|" + "".join(row) + "|" for row in grid] if columns else ["(no rounds yet)"]
+
+
+def render_status(result: Mapping[str, Any], paint: Painter) -> str:
+    controller, table = result["controller"], result["table"]
+    health, outbox = result["health"], result["outbox"]
+    pairs: list[tuple[str, str]] = []
+    pairs.append(
+        (
+            "Table",
+            f"{controller['table_id']} ({controller['controller_id']}),"
+            f" shoe-controller {controller['version']}, {controller['now']}",
+        )
+    )
+    pairs.append(("Health", paint(health["status"], LEVEL_STYLE[health["level"]])))
+    state = table["state"]
+    if table.get("resumes_to"):
+        state += f" (resumes to {table['resumes_to']})"
+    mode = table["mode"] + (", squeeze" if table.get("squeeze") else "")
+    pairs.append(("State", f"{paint(state, 'crit' if table.get('holds') else None)}  [{mode}]"))
+    pairs.append(("Shoe", shoe_text(table, paint)))
+    pairs.append(("Round", round_text(table, paint)))
+    if table.get("insurance"):
+        offers = [f"{o['side']} stage {o['stage']} pays {o['odds']}" for o in table["insurance"]]
+        pairs.append(("Insurance", paint("open: " + "; ".join(offers), "warn")))
+    holds = table.get("holds") or []
+    pairs.append(
+        (
+            "Holds",
+            "; ".join(paint(f"{h['code']}: {h['text']}", "crit") for h in holds) or "none",
+        )
+    )
+    devices = result.get("devices") or []
+    pairs.append(("Devices", "; ".join(device_text(d, paint) for d in devices) or "none"))
+    pairs.append(
+        (
+            "Outbox",
+            f"backlog {outbox['backlog']} (acked through {outbox['acked_through']}"
+            f" of {outbox['last_seq']}): {outbox['why']}",
+        )
+    )
+    lag = controller.get("loop_lag") or {}
+    if "recent_worst_ms" in lag:
+        pairs.append(
+            (
+                "Loop",
+                f"worst stall {lag['recent_worst_ms']:g} ms in the last minute,"
+                f" {lag['worst_ms']:g} ms since start",
+            )
+        )
+    lines = [render_pairs(pairs, paint)]
+    if health["problems"]:
+        lines += ["", paint("Needs a person:", "head")]
+        lines += [
+            f"  {paint(p['status'], LEVEL_STYLE[p['level']])}  {p['text']}"
+            for p in health["problems"]
+        ]
+    alerts = result.get("alerts") or []
+    if alerts:
+        lines += ["", paint("Recent alerts:", "head")]
+        rows = [
+            [
+                str(a["seq"]),
+                short_time(a["at"]),
+                f"{a['shoe']}/{a['round']}" if a.get("round") is not None else str(a["shoe"]),
+                (a["code"] or "", "warn" if a["needs_supervisor"] else None),
+                a["text"] or "",
+            ]
+            for a in alerts
+        ]
+        lines.append(render_table(("SEQ", "TIME", "SHOE/RND", "CODE", "TEXT"), rows, paint))
+    return "\n".join(lines)
+
+
+def shoe_text(table: Mapping[str, Any], paint: Painter) -> str:
+    if not table.get("shoe_open"):
+        return f"no shoe open (next: shoe {table['shoe']}, deck check {table.get('deck_check')})"
+    parts = [f"{table['shoe']} open", f"{table['cards_dealt']} cards dealt"]
+    if table.get("cards_left") is not None:
+        parts.append(f"{table['cards_left']} left")
+    if table.get("cut_card_seen"):
+        last = table.get("last_round")
+        parts.append(
+            paint(f"cut card seen after card {table.get('cut_card_after')}", "warn")
+            + (f", last round {last}" if last is not None else "")
+        )
+    else:
+        parts.append("cut card not seen")
+    burn = table.get("burn") or {}
+    if burn.get("in_progress"):
+        first = burn.get("first_card")
+        lead = f"first {card_text(first, paint)}, " if first else ""
+        parts.append(
+            paint(f"burning: {lead}{burn['burned']} burned, {burn['to_burn']} to go", "warn")
+        )
+    else:
+        parts.append(f"{table.get('cards_burned', 0)} burned")
+    parts.append(f"{table.get('real_rounds', 0)} round(s)")
+    trials = table.get("trial_rounds") or {}
+    if trials.get("dealt") or trials.get("pending"):
+        parts.append(f"trials {trials.get('dealt')} dealt, {trials.get('pending')} pending")
+    return ", ".join(parts)
+
+
+def round_text(table: Mapping[str, Any], paint: Painter) -> str:
+    current = table.get("round")
+    due = table.get("next_position")
+    if current is None:
+        last = table.get("last_result")
+        tail = f"; last result {winner_cell(last, paint)}" if last else ""
+        return f"none in progress{'; next card ' + due if due else ''}{tail}"
+    cards = " ".join(
+        f"{position} {card_text(card, paint)}" for position, card in current["cards"].items()
+    )
+    parts = [f"{current['number']}{' (trial)' if current.get('trial') else ''}"]
+    parts.append(cards or "no card yet")
+    if table.get("state") == "reveal":
+        parts.append("waiting for the reveal (R15)")
+    else:
+        parts.append(f"next {due}" if due else "no card due")
+    if current.get("insurance_void"):
+        parts.append("insurance void")
+    if table.get("queued_cards"):
+        parts.append(f"{table['queued_cards']} card(s) waiting")
+    return ", ".join(parts)
+
+
+def device_text(device: Mapping[str, Any], paint: Painter) -> str:
+    state = device.get("status") or "unknown"
+    role = "ok" if state == "connected" else "crit"
+    identity = device.get("identity") or {}
+    who = " ".join(str(identity[k]) for k in ("vendor", "model") if identity.get(k))
+    return f"{device['device']} {paint(state, role)}" + (f" ({who})" if who else "")

@@ -1,0 +1,480 @@
+"""The answers to shoectl's questions and its supervisor actions, from the daemon's live
+objects: the table, the journal, the publisher and the devices (docs/control.md).
+
+`ControlService` has no socket (control.ControlServer is the one around it, and authorizes
+the peer first). Everything runs on the daemon's one asyncio loop, so the service calls
+`controller.submit` directly: a supervisor's command is applied and journaled in the same step
+as any card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from shoe_controller import __version__
+from shoe_controller.game.roads import RoadError, results_from, roads_json
+from shoe_controller.service.config import Config
+from shoe_controller.service.control_requests import (
+    EVENTS_LIMIT_MAX,
+    PROTOCOL_VERSION,
+    ControlError,
+    event_types,
+    optional_int,
+    text_field,
+    type_matches,
+)
+from shoe_controller.service.health import assess, check_line
+from shoe_controller.service.peers import Peer, os_user_note
+from shoe_controller.service.round_summary import ALERT_TYPES, summarize_round
+from shoe_controller.store.controller import Controller
+from shoe_controller.store.journal import JournalError, RecordInvalid, StoredEvent
+from shoe_controller.table.actions import ACTIONS
+from shoe_controller.vocab.events import EventType, iso_time
+from shoe_controller.vocab.inputs import SupervisorCommand
+
+log = structlog.get_logger("control")
+
+READ_CHUNK = 500
+# Events one request may read: the socket shares the daemon's loop with the devices, so no
+# request may hold it long (reading 5000 events took about 70 ms on the development PC).
+MAX_SCAN = 5000
+ALERT_SCAN = 2000
+RECENT_ALERTS = 10
+
+
+@dataclass(eq=False, slots=True)
+class Subscription:
+    """A follower of the event stream; `wake` is set when new events were stored."""
+
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class ControlService:
+    """Answers the control socket's requests from the daemon's live objects."""
+
+    def __init__(
+        self,
+        controller: Controller,
+        publisher_status: Callable[[], Any],
+        device_stats: Callable[[], Iterable[Mapping[str, Any]]],
+        config: Config,
+        clock: Callable[[], float] = time.time,
+        *,
+        journal_fault: Callable[[], str | None] | None = None,
+        submit: Callable[[SupervisorCommand], list[StoredEvent]] | None = None,
+        loop_stats: Callable[[], Mapping[str, Any]] | None = None,
+        version: str = __version__,
+    ) -> None:
+        """`publisher_status()` gives a PublisherStatus (or its JSON, or None without a
+        publisher); `device_stats()` one `DeviceRunner.stats()` dict per configured device;
+        `journal_fault()`, if given, the daemon's current journal fault text or None;
+        `loop_stats()` the event loop's lag (LoopLag.to_json);
+        `submit(command)` stores a supervisor command (default: the controller's own, the
+        daemon passes its submit so that a journal fault shows in its status too)."""
+        self._controller = controller
+        self._submit = submit or controller.submit
+        self._loop_stats = loop_stats or dict
+        self._publisher_status = publisher_status
+        self._device_stats = device_stats
+        self._config = config
+        self._clock = clock
+        self._journal_fault = journal_fault or (lambda: None)
+        self._version = version
+        self._subscriptions: set[Subscription] = set()
+        self._handlers: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+            "hello": self._hello,
+            "status": self._status,
+            "check": self._check,
+            "devices": self._devices,
+            "rounds": self._rounds,
+            "round": self._round,
+            "road": self._road,
+            "events": self._events,
+            "outbox": self._outbox,
+        }
+
+    @property
+    def journal(self) -> Any:
+        return self._controller.journal
+
+    # ------------------------------------------------------------------ live events
+
+    def publish(self, stored: Sequence[StoredEvent]) -> None:
+        """New events are in the journal (the daemon calls this after every commit)."""
+        if stored:
+            for subscription in self._subscriptions:
+                subscription.wake.set()
+
+    def subscribe(self) -> Subscription:
+        subscription = Subscription()
+        self._subscriptions.add(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        self._subscriptions.discard(subscription)
+
+    @property
+    def followers(self) -> int:
+        return len(self._subscriptions)
+
+    # ------------------------------------------------------------------ requests
+
+    def answer(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The result of a seeing command; ControlError for a bad request."""
+        command = request.get("cmd")
+        handler = self._handlers.get(command) if isinstance(command, str) else None
+        if handler is None:
+            raise ControlError(
+                "unknown_command",
+                f"unknown command {command!r}; commands: {', '.join([*self._handlers, 'act'])}",
+            )
+        try:
+            return handler(request)
+        except JournalError as error:
+            raise ControlError("journal", f"the journal cannot be read: {error}") from None
+
+    def act(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
+        """Submit a supervisor action for an authorized `peer` (the server checked it).
+
+        Returns {"accepted": bool, "text": ..., "events": [...]}: a refusal by the table
+        (wrong state) is journaled as its `procedure.alert` and returned with accepted false.
+        """
+        action = request.get("action")
+        if not isinstance(action, str) or action not in ACTIONS:
+            raise ControlError(
+                "bad_request", f"unknown action {action!r}; actions: {', '.join(ACTIONS)}"
+            )
+        by = text_field(request, "by", "the supervisor's id (--by)")
+        reason = text_field(request, "reason", "why (--reason)")
+        args = request.get("args", {})
+        if not isinstance(args, Mapping):
+            raise ControlError("bad_request", "args must be an object")
+        command = SupervisorCommand(
+            at=self._clock(),
+            action=action,
+            by=by,
+            reason=reason,
+            args=dict(args),
+            os_user=os_user_note(peer),
+        )
+        try:
+            stored = self._submit(command)
+        except JournalError as error:
+            raise ControlError(
+                "not_stored", f"{action} was not stored, nothing changed: {error}"
+            ) from None
+        except RecordInvalid as error:
+            raise ControlError(
+                "bad_request", f"{action} was not stored, nothing changed: {error}"
+            ) from None
+        accepted = any(event.type == EventType.SUPERVISOR_ACTION for event in stored)
+        refusal = next(
+            (
+                event.data.get("text", "")
+                for event in stored
+                if event.type == EventType.PROCEDURE_ALERT
+                and event.data.get("code") == "command_refused"
+            ),
+            None,
+        )
+        log.info(
+            "supervisor command",
+            action=action,
+            by=by,
+            os_user=peer.user,
+            uid=peer.uid,
+            accepted=accepted,
+        )
+        return {
+            "accepted": accepted,
+            "action": action,
+            "by": by,
+            "os_user": peer.user,
+            "uid": peer.uid,
+            "text": "accepted" if accepted else (refusal or "refused"),
+            "events": [event.to_wire() for event in stored],
+        }
+
+    # ------------------------------------------------------------------ seeing
+
+    def _hello(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "version": self._version,
+            "controller_id": self._config.controller_id,
+            "table_id": self._config.table.id,
+            "commands": [*self._handlers, "act"],
+            "actions": {
+                action.name: {
+                    "summary": action.summary,
+                    "rules": action.rules,
+                    "args": [
+                        {"name": arg.name, "kind": arg.kind, "help": arg.help}
+                        | {"required": arg.required, "default": arg.default}
+                        for arg in action.args
+                    ],
+                }
+                for action in ACTIONS.values()
+            },
+        }
+
+    def _status(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        view = self._controller.table.view()
+        devices = self._merged_devices(view)
+        outbox = self._outbox_summary()
+        recovery = self._controller.recovery
+        status = {
+            "controller": {
+                "controller_id": self._config.controller_id,
+                "table_id": self._config.table.id,
+                "version": self._version,
+                "now": iso_time(self._clock()),
+                "replayed_inputs": len(recovery.inputs),
+                "replay_mismatch": recovery.mismatch,
+                "journal_fault": self._journal_fault(),
+                "loop_lag": dict(self._loop_stats()),  # the worst event-loop stalls
+            },
+            "table": view,
+            "devices": devices,
+            "outbox": outbox,
+            "alerts": self._recent_alerts(RECENT_ALERTS),
+        }
+        status["health"] = assess(status)
+        return status
+
+    def _check(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        status = self._status(request)
+        return {"line": check_line(status), **status["health"]}
+
+    def _devices(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        return {"devices": self._merged_devices(self._controller.table.view())}
+
+    def _rounds(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        shoe = self._shoe_of(request)
+        last = optional_int(request, "last", low=1)
+        infos = self.journal.rounds(shoe)
+        total = len(infos)
+        if last is not None:
+            infos = infos[-last:]
+        view = self._controller.table.view()
+        rounds = [
+            summarize_round(self.journal.round_events(shoe, info.round), self._live(view, shoe))
+            for info in infos
+        ]
+        return {"shoe": shoe, "total": total, "rounds": rounds}
+
+    def _round(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        shoe = self._shoe_of(request)
+        number = optional_int(request, "round", low=0)
+        if number is None:
+            raise ControlError("bad_request", "round needs its number: {'round': N}")
+        events = self.journal.round_events(shoe, number)
+        if not events:
+            raise ControlError("not_found", f"shoe {shoe} has no round {number} in the journal")
+        view = self._controller.table.view()
+        return {
+            "shoe": shoe,
+            "round": number,
+            "summary": summarize_round(events, self._live(view, shoe)),
+            "events": [event.to_wire() for event in events],
+        }
+
+    def _road(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        shoe = self._shoe_of(request)
+        entries = []
+        for info in self.journal.rounds(shoe):
+            summary = summarize_round(self.journal.round_events(shoe, info.round), None)
+            if summary["status"] == "result" and not summary["trial"]:
+                entries.append({key: summary[key] for key in _ROAD_KEYS})
+        try:
+            roads = roads_json(results_from(entries))
+        except RoadError as error:
+            raise ControlError(
+                "journal", f"a round result cannot go on the road: {error}"
+            ) from None
+        return {"shoe": shoe, "results": entries, **roads}
+
+    def _events(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        types = event_types(request)
+        limit = optional_int(request, "limit", low=1, high=EVENTS_LIMIT_MAX) or 20
+        after = optional_int(request, "after", low=0)
+        if after is not None:
+            events = self.matching_after(after, types, limit)
+        else:
+            events = self.last_matching(limit, types)
+        return {"events": [event.to_wire() for event in events]}
+
+    def _outbox(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        return self._outbox_summary(waiting=20)
+
+    # ------------------------------------------------------------------ helpers
+
+    def matching_after(
+        self, seq: int, types: tuple[str, ...], limit: int, scan: int = MAX_SCAN
+    ) -> list[StoredEvent]:
+        """Up to `limit` events after `seq` whose type matches `types` (all when empty),
+        looking at no more than `scan` events: the loop is the daemon's, cards wait."""
+        found: list[StoredEvent] = []
+        scanned = 0
+        while len(found) < limit and scanned < scan:
+            batch = self.journal.events_after(seq, min(READ_CHUNK, scan - scanned))
+            if not batch:
+                break
+            scanned += len(batch)
+            found += [event for event in batch if type_matches(event.type, types)]
+            seq = batch[-1].seq
+        return found[:limit]
+
+    def last_matching(
+        self, count: int, types: tuple[str, ...], scan: int = MAX_SCAN
+    ) -> list[StoredEvent]:
+        """The last `count` matching events among the last `scan` stored, oldest first."""
+        first = self.journal.first_seq()
+        if first is None or count <= 0:
+            return []
+        found: list[StoredEvent] = []
+        end = self.journal.last_seq()
+        floor = max(first - 1, end - scan)
+        while len(found) < count and end > floor:
+            start = max(floor, end - READ_CHUNK)
+            batch = self.journal.events_after(start, end - start)
+            found = [event for event in batch if type_matches(event.type, types)] + found
+            end = start
+        return found[-count:]
+
+    def _shoe_of(self, request: Mapping[str, Any]) -> int:
+        shoe = optional_int(request, "shoe", low=0)
+        if shoe is not None:
+            return shoe
+        table = self._controller.table
+        if table.view()["shoe_open"]:
+            return table.shoe
+        # No shoe open: the latest shoe that dealt rounds (a shuffle for the next shoe may
+        # already be journaled under the next number).
+        for info in reversed(self.journal.shoes()):
+            if self.journal.rounds(info.shoe):
+                return int(info.shoe)
+        return table.shoe
+
+    def _live(self, view: Mapping[str, Any], shoe: int) -> Mapping[str, Any] | None:
+        """The table's view of its round in progress, when it belongs to `shoe`."""
+        if view.get("shoe") == shoe and view.get("shoe_open"):
+            return view.get("round")
+        return None
+
+    def _merged_devices(self, view: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Each device's link statistics (DeviceRunner.stats) and identity (from HELLO)."""
+        stats = {str(entry.get("device")): dict(entry) for entry in self._device_stats()}
+        identities = view.get("devices", {})
+        merged = []
+        for name in sorted(set(stats) | set(identities)):
+            entry = stats.get(name, {"device": name})
+            identity = dict(identities.get(name, {}))
+            connected = identity.pop("connected", None)
+            entry["identity"] = identity or None
+            if "status" not in entry:
+                entry["status"] = (
+                    "connected" if connected else "disconnected" if connected is False else None
+                )
+            entry["configured"] = name in stats
+            entry["faults"] = [
+                fault for fault in view.get("faults", []) if fault.get("device") == name
+            ]
+            merged.append(entry)
+        return merged
+
+    def _publisher(self) -> dict[str, Any] | None:
+        status = self._publisher_status()
+        if status is None:
+            return None
+        if hasattr(status, "to_json"):
+            status = status.to_json()
+        return dict(status)
+
+    def _outbox_summary(self, waiting: int = 1) -> dict[str, Any]:
+        journal = self.journal
+        last_seq, acked = journal.last_seq(), journal.acked_through()
+        pending = journal.events_after(acked, waiting) if last_seq > acked else []
+        publisher = self._publisher()
+        oldest = pending[0].at if pending else None
+        age = _age(oldest, self._clock())
+        out: dict[str, Any] = {
+            "last_seq": last_seq,
+            "acked_through": acked,
+            "backlog": max(0, last_seq - acked),
+            "oldest_waiting_at": oldest,
+            "oldest_waiting_age_s": age,
+            "publisher": publisher,
+            "why": _why_waiting(last_seq - acked, publisher),
+        }
+        if waiting > 1:
+            out["waiting"] = [
+                {"seq": e.seq, "type": e.type, "at": e.at, "shoe": e.shoe, "round": e.round}
+                for e in pending
+            ]
+            out["first_seq_held"] = journal.first_seq()
+        return out
+
+    def _recent_alerts(self, count: int) -> list[dict[str, Any]]:
+        alerts = self.last_matching(count, ALERT_TYPES, scan=ALERT_SCAN)
+        return [
+            {
+                "seq": event.seq,
+                "at": event.at,
+                "type": event.type,
+                "shoe": event.shoe,
+                "round": event.round,
+                "code": event.data.get("code"),
+                "text": event.data.get("text") or _details_text(event.data.get("details")),
+                "needs_supervisor": bool(
+                    event.data.get("needs_supervisor", event.type == ALERT_TYPES[1])
+                ),
+            }
+            for event in alerts
+        ]
+
+
+_ROAD_KEYS = ("round", "winner", "player_pair", "banker_pair", "natural")
+
+
+def _details_text(details: Any) -> str:
+    if isinstance(details, Mapping):
+        return ", ".join(f"{key}={value}" for key, value in details.items())
+    return "" if details is None else str(details)
+
+
+def _age(at: str | None, now: float) -> float | None:
+    """Seconds since an event's `at` (PUSH_API.md time form)."""
+    if at is None:
+        return None
+    try:
+        then = datetime.strptime(at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return round(max(0.0, now - then.timestamp()), 3)
+
+
+def _why_waiting(backlog: int, publisher: Mapping[str, Any] | None) -> str:
+    if backlog <= 0:
+        return "nothing waiting: the table server has every event"
+    if publisher is None:
+        return f"{backlog} event(s) waiting; the publisher is not running"
+    fault = publisher.get("fault")
+    if fault:
+        return f"the table server refuses the events: {fault.get('text') or fault.get('code')}"
+    failures = publisher.get("consecutive_failures")
+    if failures:
+        return f"delivery failing ({failures} attempt(s)): {publisher.get('last_error')}; retrying"
+    state = publisher.get("state")
+    if state == "sending":
+        return f"{backlog} event(s) being sent"
+    if state == "stopped":
+        return f"{backlog} event(s) waiting; the publisher is stopped"
+    return f"{backlog} event(s) about to be sent"

@@ -1,0 +1,67 @@
+"""What a control request may say: its fields checked, the event-type filter, and the error
+answer (`ControlError`) for a request that says something else (docs/control.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from shoe_controller.vocab.events import EventType
+
+PROTOCOL_VERSION = 1
+EVENTS_LIMIT_MAX = 1000
+
+
+class ControlError(Exception):
+    """A request that gets an error answer: `code` for programs, `text` for people."""
+
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(text)
+        self.code = code
+        self.text = text
+
+
+def text_field(request: Mapping[str, Any], name: str, meaning: str) -> str:
+    value = request.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise ControlError("bad_request", f"{name} is required: {meaning}")
+    return value.strip()
+
+
+def optional_int(
+    request: Mapping[str, Any], name: str, *, low: int = 0, high: int | None = None
+) -> int | None:
+    value = request.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ControlError("bad_request", f"{name} must be a whole number >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ControlError("bad_request", f"{name} must be at most {high}, got {value}")
+    return value
+
+
+def event_types(request: Mapping[str, Any]) -> tuple[str, ...]:
+    """The `types` filter of an events request: full names or families (`round`)."""
+    types = request.get("types") or []
+    if isinstance(types, str):
+        types = [types]
+    if not isinstance(types, list) or not all(isinstance(t, str) and t for t in types):
+        raise ControlError("bad_request", "types must be a list of event types")
+    known = {str(kind) for kind in EventType}
+    families = {name.split(".")[0] for name in known}
+    unknown = [t for t in types if t not in known and t not in families]
+    if unknown:
+        raise ControlError(
+            "bad_request",
+            f"unknown event type(s) {unknown}; types are {', '.join(sorted(known))}"
+            f" or a family: {', '.join(sorted(families))}",
+        )
+    return tuple(types)
+
+
+def type_matches(event_type: str, types: tuple[str, ...]) -> bool:
+    if not types:
+        return True
+    family = event_type.split(".", maxsplit=1)[0]
+    return event_type in types or family in types
