@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from shoe_controller.cli.odds import odds_command
 from shoe_controller.game.odds import (
     PROBABILITY_KEYS,
     Composition,
@@ -16,7 +17,6 @@ from shoe_controller.game.odds import (
     analyse,
     format_analysis,
     main_outcome_counts,
-    odds_command,
     parse_remaining,
 )
 from shoe_controller.game.payouts import Bet, pay_table

@@ -1,62 +1,129 @@
-"""The `shoe-controller` command: the daemon, its demo, and the tools around it."""
+"""The `shoe-controller` command: a group that imports each subcommand only when it is called.
+
+Each subcommand pulls in a different part of the tree (`run` the daemon, `demo` the simulators
+and the receiver, `odds` numpy, `monitor` the drivers), so importing them all up front made every
+invocation, `--help` included, pay for all of them. The group below follows click's "Lazily
+Loading Subcommands" pattern with an explicit registry. The registry also carries each
+subcommand's one-line help, so that `--help` lists every subcommand without importing any:
+loading them all just to print their docstrings would cost what laziness saves.
+tests/test_layers.py checks that each summary matches its command's docstring.
+"""
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
 
 import click
 
-from drivers.monitor import monitor_command
 from shoe_controller import __version__
-from shoe_controller.cli.demo import demo_command
-from shoe_controller.cli.replay import replay_command
-from shoe_controller.game.odds import odds_command
-from shoe_controller.service import logs
-from shoe_controller.service.config import DEFAULT_PATH, ConfigError, load
-from shoe_controller.testing.receiver import receiver_command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@dataclass(frozen=True, slots=True)
+class Subcommand:
+    """A registry entry: the one-line help `--help` shows, and the import that loads the command."""
+
+    summary: str
+    load: Callable[[], click.Command]
+
+
+# Each loader imports its module when called; a plain import (not a dotted string) keeps the
+# registry checkable by ruff and by a rename.
+def _run() -> click.Command:
+    from shoe_controller.cli.run import run_command  # noqa: PLC0415 - loaded when called
+
+    return run_command
+
+
+def _demo() -> click.Command:
+    from shoe_controller.cli.demo import demo_command  # noqa: PLC0415 - loaded when called
+
+    return demo_command
+
+
+def _odds() -> click.Command:
+    from shoe_controller.cli.odds import odds_command  # noqa: PLC0415 - loaded when called
+
+    return odds_command
+
+
+def _monitor() -> click.Command:
+    from drivers.monitor import monitor_command  # noqa: PLC0415 - loaded when called
+
+    return monitor_command
+
+
+def _receiver() -> click.Command:
+    from shoe_controller.testing.receiver import receiver_command  # noqa: PLC0415 - loaded when called
+
+    return receiver_command
+
+
+def _replay() -> click.Command:
+    from shoe_controller.cli.replay import replay_command  # noqa: PLC0415 - loaded when called
+
+    return replay_command
+
+
+SUBCOMMANDS: Mapping[str, Subcommand] = MappingProxyType(
+    {
+        "run": Subcommand(
+            "Run the controller of this table (the systemd service's command).", _run
+        ),
+        "demo": Subcommand(
+            "A whole table on this machine: simulated shoe, table server and the daemon.", _demo
+        ),
+        "odds": Subcommand(
+            "Exact odds of every outcome and house edge of every bet, by full enumeration.", _odds
+        ),
+        "monitor": Subcommand(
+            "Connect to one device and print every decoded input, one line each.", _monitor
+        ),
+        "receiver": Subcommand(
+            "Run the reference table server (PUSH_API.md). Prints the bound port first.", _receiver
+        ),
+        "replay": Subcommand(
+            "Replay INPUTS (JSON lines, one input each) and print the events as JSON lines.",
+            _replay,
+        ),
+    }
+)
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands come from a registry and are imported on first use."""
+
+    def __init__(self, *args: Any, subcommands: Mapping[str, Subcommand], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._subcommands = subcommands
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._subcommands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = self._subcommands.get(cmd_name)
+        return entry.load() if entry is not None else super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click's own listing, fed stand-ins that carry only the summaries: the same layout and
+        # shortening as before, without importing a single subcommand.
+        stand_ins = [
+            click.Command(name, help=entry.summary) for name, entry in self._subcommands.items()
+        ]
+        added = [self.commands[name] for name in super().list_commands(ctx)]
+        click.Group(commands=[*stand_ins, *added]).format_commands(ctx, formatter)
+
+
+@click.group(
+    cls=LazyGroup,
+    subcommands=SUBCOMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="shoe-controller")
 def main() -> None:
     """Dealing-shoe controller for a baccarat table."""
-
-
-@main.command("run")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_PATH,
-    show_default=True,
-    help="The TOML configuration (config/shoe-controller.toml documents every key).",
-)
-def run_command(config_path: Path) -> None:
-    """Run the controller of this table (the systemd service's command)."""
-    from shoe_controller.service.daemon import Daemon, StartupError  # noqa: PLC0415 - the daemon's own imports
-
-    try:
-        config = load(config_path)
-    except ConfigError as error:
-        raise click.ClickException(str(error)) from None
-    logs.configure(
-        format=config.log.format, level=config.log.level, squeeze=config.procedures.squeeze
-    )
-    try:
-        daemon = Daemon(config, config_path=config_path)
-    except StartupError as error:
-        raise click.ClickException(str(error)) from None
-    asyncio.run(daemon.run())
-    if daemon.failed:
-        raise SystemExit(1)
-
-
-main.add_command(demo_command)
-main.add_command(odds_command)
-main.add_command(monitor_command)
-main.add_command(receiver_command)
-main.add_command(replay_command)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from decimal import Decimal
 from fractions import Fraction
 from types import MappingProxyType
 
-import click
 import numpy as np
 
 from shoe_controller.game.payouts import DEFAULT_PAY_TABLE, Bet
@@ -492,33 +491,3 @@ def parse_remaining(spec: str, decks: int) -> Composition:
         except CardError as error:
             raise OddsError(f"{error} (or give 13 whole-number rank counts)") from None
     return Composition.after_dealt(decks, cards)
-
-
-@click.command("odds")
-@click.option(
-    "--decks",
-    type=click.IntRange(1, MAX_DECKS),
-    default=8,
-    show_default=True,
-    help="Decks in the full shoe.",
-)
-@click.option(
-    "--remaining",
-    metavar="SPEC",
-    help="What is left: 13 rank counts A..K ('32,32,...,32') or the cards already dealt "
-    "('QH,3S,TD'). Rank counts assume suits evenly spread.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead.")
-def odds_command(decks: int, remaining: str | None, as_json: bool) -> None:
-    """Exact odds of every outcome and house edge of every bet, by full enumeration."""
-    try:
-        if remaining is None:
-            composition = Composition.full_shoe(decks)
-            title = f"Exact odds for a full shoe of {decks} decks ({composition.total} cards)"
-        else:
-            composition = parse_remaining(remaining, decks)
-            title = None
-        analysis = analyse(composition)
-    except OddsError as error:
-        raise click.BadParameter(str(error), param_hint="'--remaining'") from None
-    click.echo(analysis.to_json() if as_json else format_analysis(analysis, title))

@@ -1,0 +1,40 @@
+"""`shoe-controller run`: load the configuration and run this table's daemon until it stops."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from shoe_controller.service import logs
+from shoe_controller.service.config import DEFAULT_PATH, ConfigError, load
+
+
+@click.command("run")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_PATH,
+    show_default=True,
+    help="The TOML configuration (config/shoe-controller.toml documents every key).",
+)
+def run_command(config_path: Path) -> None:
+    """Run the controller of this table (the systemd service's command)."""
+    from shoe_controller.service.daemon import Daemon, StartupError  # noqa: PLC0415 - the daemon's own imports
+
+    try:
+        config = load(config_path)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    logs.configure(
+        format=config.log.format, level=config.log.level, squeeze=config.procedures.squeeze
+    )
+    try:
+        daemon = Daemon(config, config_path=config_path)
+    except StartupError as error:
+        raise click.ClickException(str(error)) from None
+    asyncio.run(daemon.run())
+    if daemon.failed:
+        raise SystemExit(1)
