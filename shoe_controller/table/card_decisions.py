@@ -20,7 +20,7 @@ from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import SupervisorCommand
 
 
-def pending_decision(ctx: Context) -> tuple[Hold, Draw] | None:
+def _pending_decision(ctx: Context) -> tuple[Hold, Draw] | None:
     """The hold that waits for a card decision and the card it is about."""
     book = ctx.book
     for hold in book.holds:
@@ -36,7 +36,7 @@ def pending_decision(ctx: Context) -> tuple[Hold, Draw] | None:
 
 
 def check_confirm(ctx: Context, args: dict[str, Any]) -> str | None:
-    pending = pending_decision(ctx)
+    pending = _pending_decision(ctx)
     if pending is None:
         return "no card waits for a decision"
     _, draw = pending
@@ -46,7 +46,7 @@ def check_confirm(ctx: Context, args: dict[str, Any]) -> str | None:
 
 
 def do_confirm(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -> None:
-    pending = pending_decision(ctx)
+    pending = _pending_decision(ctx)
     if pending is None:
         raise BugError("confirm without a pending decision")
     hold, draw = pending
@@ -60,10 +60,10 @@ def do_confirm(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -
         )
         release(ctx, [hold])
         return
-    confirm_revealed(ctx, command, hold, draw, card)
+    _confirm_revealed(ctx, command, hold, draw, card)
 
 
-def confirm_revealed(
+def _confirm_revealed(
     ctx: Context, command: SupervisorCommand, hold: Hold, draw: Draw, card: Card | None
 ) -> None:
     """R15: a squeezed card read with low confidence, confirmed once it is open."""
@@ -81,7 +81,7 @@ def confirm_revealed(
     draw.revealed = True
     ctx.acknowledge(command, {"seq": draw.seq, "hold": hold.code, "card": str(draw.card)})
     lift(ctx)
-    position = position_of(ctx, draw)
+    position = _position_of(ctx, draw)
     if changed:
         current.announced.pop(position or "", None)
         if not relayout(ctx, list(current.draws), "card_corrected"):
@@ -93,7 +93,7 @@ def confirm_revealed(
     settle(ctx)
 
 
-def position_of(ctx: Context, draw: Draw) -> str | None:
+def _position_of(ctx: Context, draw: Draw) -> str | None:
     current = ctx.book.round
     if current is None:
         return None
@@ -104,14 +104,14 @@ def position_of(ctx: Context, draw: Draw) -> str | None:
 
 
 def check_discard(ctx: Context, args: dict[str, Any]) -> str | None:
-    pending = pending_decision(ctx)
+    pending = _pending_decision(ctx)
     if pending is None or pending[0].kind == "reveal":
         return "no held card to discard (a dealt card is corrected, or its round voided)"
     return None
 
 
 def do_discard(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -> None:
-    pending = pending_decision(ctx)
+    pending = _pending_decision(ctx)
     if pending is None:
         raise BugError("discard without a pending card")
     hold, draw = pending
@@ -164,7 +164,7 @@ def do_correct(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -
         settle(ctx)
 
 
-def insertion_index(ctx: Context, card: Card, position: Position) -> int | None:
+def _insertion_index(ctx: Context, card: Card, position: Position) -> int | None:
     current = ctx.book.round
     if current is None:
         return None
@@ -179,7 +179,7 @@ def insertion_index(ctx: Context, card: Card, position: Position) -> int | None:
 
 def check_missed(ctx: Context, args: dict[str, Any]) -> str | None:
     book = ctx.book
-    pending = pending_decision(ctx)
+    pending = _pending_decision(ctx)
     if pending is not None and pending[0].kind == "placeholder":
         return None
     if book.holds:
@@ -190,7 +190,7 @@ def check_missed(ctx: Context, args: dict[str, Any]) -> str | None:
         return "the shoe reported no gap: say where the card belonged with position=.."
     if book.round.hidden():
         return "reveal the squeezed cards first: where the cards go would tell them (R15)"
-    if insertion_index(ctx, args["card"], args["position"]) is None:
+    if _insertion_index(ctx, args["card"], args["position"]) is None:
         return (
             f"no place among round {book.round.number}'s cards makes that card"
             f" {args['position'].value}"
@@ -200,7 +200,7 @@ def check_missed(ctx: Context, args: dict[str, Any]) -> str | None:
 
 def do_missed(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -> None:
     book = ctx.book
-    pending = pending_decision(ctx)
+    pending = _pending_decision(ctx)
     card: Card = args["card"]
     if pending is not None and pending[0].kind == "placeholder":
         hold, draw = pending
@@ -215,7 +215,7 @@ def do_missed(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) ->
     if current is None:
         raise BugError("missed card outside a round")
     position: Position = args["position"]
-    index = insertion_index(ctx, card, position)
+    index = _insertion_index(ctx, card, position)
     if index is None:
         raise BugError("missed card without a place")
     draw = Draw(seq=book.drawn + 1, card=card, missed=True, confirmed=True)

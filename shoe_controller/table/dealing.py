@@ -1,8 +1,8 @@
 """The dealing flow: cards queued in the order they left the shoe, burned, placed on the position
 due (R7, R9), rounds finished or voided (R10), extra cards (R10.3, R10.4).
 
-`admit` takes cards in; `pump` deals the queue until a card needs a decision or the table is
-held; `settle` goes on after a hold is resolved. Why a card holds the table is screening.py's,
+`admit` takes cards in and deals the queue until a card needs a decision or the table is
+held; `settle` goes on after a hold is resolved, `release` after the supervisor resolved one. Why a card holds the table is screening.py's,
 what may be named in a squeeze squeeze.py's, the insurance windows insurance.py's.
 """
 
@@ -24,8 +24,8 @@ def settle(ctx: Context) -> None:
     """After a change: stay held while holds remain, else go on dealing and drain the queue."""
     if settle_holds(ctx):
         return
-    continue_round(ctx)
-    pump(ctx)
+    _continue_round(ctx)
+    _pump(ctx)
 
 
 def release(ctx: Context, resolved: list[Hold]) -> None:
@@ -66,10 +66,10 @@ def admit(ctx: Context, draws: list[Draw], factory_run: int = 0) -> None:
                 " after the reveal",
                 False,
             )
-    pump(ctx)
+    _pump(ctx)
 
 
-def pump(ctx: Context) -> None:
+def _pump(ctx: Context) -> None:
     """Deal queued cards in order until a card needs a decision or the table is held."""
     while True:
         book = ctx.book
@@ -84,10 +84,10 @@ def pump(ctx: Context) -> None:
         if screen(ctx, head):
             return
         book.queue.popleft()
-        process(ctx, head)
+        _process(ctx, head)
 
 
-def process(ctx: Context, draw: Draw) -> None:
+def _process(ctx: Context, draw: Draw) -> None:
     """Deal one screened card: burn, extra card, or the position that is due."""
     book = ctx.book
     if draw.card is not None and not ctx.continuous:
@@ -96,11 +96,11 @@ def process(ctx: Context, draw: Draw) -> None:
         book.uids.add(draw.uid)
     state = ctx.state
     if state == BURNING:
-        burn(ctx, draw)
+        _burn(ctx, draw)
         book.last_draw_closed_round = None
         return
     if draw.burn:
-        burn_on_shoe_word(ctx, draw)
+        _burn_on_shoe_word(ctx, draw)
         book.last_draw_closed_round = None
         return
     if state == READY and draw.multi and book.last_draw_closed_round is not None:
@@ -108,20 +108,20 @@ def process(ctx: Context, draw: Draw) -> None:
         extra(ctx, draw, book.last_draw_closed_round)
         return
     if state == READY:
-        open_round(ctx)
+        _open_round(ctx)
     elif state == INSURANCE:
         void_open(ctx, "dealt_into_window")  # R16.8
     current = ctx.book.round
     if current is None:
         raise BugError(f"no round to place {draw.label} in (state {state})")
-    place(ctx, draw)
+    _place(ctx, draw)
     # A squeezed round is complete before its result (which waits for the reveal): a card
     # pulled together with its last card is still an extra card (R10.2, R10.3).
     closed = book.round is not current or current.complete()
     book.last_draw_closed_round = current.number if closed else None
 
 
-def burn(ctx: Context, draw: Draw) -> None:
+def _burn(ctx: Context, draw: Draw) -> None:
     book = ctx.book
     burn = book.burn
     if burn is None:
@@ -131,11 +131,11 @@ def burn(ctx: Context, draw: Draw) -> None:
     if burn.done:
         book.burn = None
         book.last_winner = None  # the burn moved the table on from the last result
-        emit_burned(ctx, burn)
+        _emit_burned(ctx, burn)
         ctx.go("burn_done")
 
 
-def emit_burned(ctx: Context, burn: BurnBook) -> None:
+def _emit_burned(ctx: Context, burn: BurnBook) -> None:
     data = {
         "first_card": burn.first_card(),
         "count": len(burn.cards),
@@ -144,7 +144,7 @@ def emit_burned(ctx: Context, burn: BurnBook) -> None:
     ctx.emit(EventType.SHOE_BURNED, data, round_number=None)
 
 
-def burn_on_shoe_word(ctx: Context, draw: Draw) -> None:
+def _burn_on_shoe_word(ctx: Context, draw: Draw) -> None:
     """The shoe reported the card as burned (its burn mode): it is part of no round."""
     book = ctx.book
     book.burned += 1
@@ -155,10 +155,10 @@ def burn_on_shoe_word(ctx: Context, draw: Draw) -> None:
             " part of the round",
             True,
         )
-    emit_burned(ctx, BurnBook(kind="round", target=1, cards=[draw]))
+    _emit_burned(ctx, BurnBook(kind="round", target=1, cards=[draw]))
 
 
-def open_round(ctx: Context) -> None:
+def _open_round(ctx: Context) -> None:
     book, config = ctx.book, ctx.config
     book.rounds_started += 1
     trial = book.trial_pending > 0  # R2.3
@@ -176,7 +176,7 @@ def open_round(ctx: Context) -> None:
     ctx.emit(EventType.ROUND_STARTED, {"trial": trial, "big_small_open": big_small_open})
 
 
-def announce(ctx: Context, position: Position, draw: Draw) -> None:
+def _announce(ctx: Context, position: Position, draw: Draw) -> None:
     current = ctx.book.round
     if current is None:
         raise BugError("announcing a card outside a round")
@@ -189,7 +189,7 @@ def announce(ctx: Context, position: Position, draw: Draw) -> None:
         ctx.emit(EventType.CARD_REVEALED, {"position": position.value, "card": str(draw.card)})
 
 
-def place(ctx: Context, draw: Draw) -> None:
+def _place(ctx: Context, draw: Draw) -> None:
     """Put the card on the position that is due (R7, R9) and go on."""
     current = ctx.book.round
     if current is None:
@@ -199,7 +199,7 @@ def place(ctx: Context, draw: Draw) -> None:
         raise BugError(f"round {current.number} is complete, {draw.label} has no position")
     current.draws.append(draw)
     draw.revealed = not embargoed(ctx, draw)
-    announce(ctx, position, draw)
+    _announce(ctx, position, draw)
     if draw.face_up and not ctx.continuous:
         ctx.alert(
             "face_up_card",
@@ -216,10 +216,10 @@ def place(ctx: Context, draw: Draw) -> None:
             f"cards pulled together (R10.2): {draw.describe()} goes to {position.value}",
             True,
         )
-    continue_round(ctx)
+    _continue_round(ctx)
 
 
-def continue_round(ctx: Context) -> None:
+def _continue_round(ctx: Context) -> None:
     """Bring the lifecycle in line with the round's cards: reveal, result or insurance."""
     current = ctx.book.round
     if current is None or ctx.state not in (DEALING, INSURANCE, REVEAL):
@@ -235,7 +235,7 @@ def continue_round(ctx: Context) -> None:
     if ctx.state == REVEAL:
         ctx.go("revealed")
     if current.complete():
-        finish_round(ctx)
+        _finish_round(ctx)
         return
     offers = due_offers(ctx, current)
     if offers:
@@ -243,7 +243,7 @@ def continue_round(ctx: Context) -> None:
         ctx.go("offer_insurance")
 
 
-def finish_round(ctx: Context) -> None:
+def _finish_round(ctx: Context) -> None:
     book = ctx.book
     current = book.round
     if current is None:
@@ -264,10 +264,10 @@ def finish_round(ctx: Context) -> None:
     book.last_winner = result.winner.value
     book.round = None
     ctx.go("finish_round")
-    after_round(ctx, current)
+    _after_round(ctx, current)
 
 
-def after_round(ctx: Context, finished: RoundBook) -> None:
+def _after_round(ctx: Context, finished: RoundBook) -> None:
     """The shoe ends after its last round (R3.1); else the next round's burn (R8, R10.3)."""
     book = ctx.book
     if ctx.continuous:
@@ -286,7 +286,7 @@ def after_round(ctx: Context, finished: RoundBook) -> None:
     burn = BurnBook(kind="round", target=target, cards=cards)
     book.burned += len(cards)
     if burn.done:
-        emit_burned(ctx, burn)
+        _emit_burned(ctx, burn)
         return
     book.burn = burn
     ctx.go("start_burn")
@@ -317,7 +317,7 @@ def extra(ctx: Context, draw: Draw, round_number: int) -> None:
         book.discarded.append(draw)  # R2.5: back into the machine
     else:
         book.burned += 1  # the round is over: burned at once for the next round
-        emit_burned(ctx, BurnBook(kind="round", target=1, cards=[draw]))
+        _emit_burned(ctx, BurnBook(kind="round", target=1, cards=[draw]))
 
 
 def relayout(ctx: Context, draws: list[Draw], reason: str) -> bool:
@@ -335,7 +335,7 @@ def relayout(ctx: Context, draws: list[Draw], reason: str) -> bool:
     positions = positions_of(cards[:taken])
     for position, draw in zip(positions, current.draws, strict=True):
         if current.announced.get(position.value) != (draw.seq, draw.card):
-            announce(ctx, position, draw)
+            _announce(ctx, position, draw)
     for name in [name for name in current.announced if name not in positions]:
         del current.announced[name]
     void_all(ctx, reason)
@@ -364,7 +364,7 @@ def void_round(
     book.last_draw_closed_round = None
     ctx.go("void_round")
     if then_continue:
-        after_round(ctx, current)
+        _after_round(ctx, current)
     elif ctx.continuous:
         book.uids.clear()
 

@@ -103,37 +103,32 @@ class MachineModel:
     trigger: Callable[..., bool]
 
 
-def build_lifecycle(model: MachineModel) -> Machine:
-    """The table's lifecycle machine on `model` (no auto transitions: DESIGN.md)."""
+def _machine(
+    model: MachineModel, states: tuple[str, ...], transitions: list[dict[str, object]], initial: str
+) -> Machine:
+    # No auto transitions (DESIGN.md): a state is reached only by a named, validated trigger.
     return Machine(
         model=model,
-        states=list(LIFECYCLE_STATES),
-        transitions=_lifecycle_transitions(),
-        initial=NO_SHOE,
+        states=list(states),
+        transitions=transitions,
+        initial=initial,
         auto_transitions=False,
     )
+
+
+def build_lifecycle(model: MachineModel) -> Machine:
+    """The table's lifecycle machine on `model`."""
+    return _machine(model, LIFECYCLE_STATES, _lifecycle_transitions(), NO_SHOE)
 
 
 def build_holds(model: MachineModel) -> Machine:
     """The machine of the table's holds: free, or held until the supervisor acts."""
-    return Machine(
-        model=model,
-        states=list(HOLD_STATES),
-        transitions=_hold_transitions(),
-        initial=FREE,
-        auto_transitions=False,
-    )
+    return _machine(model, HOLD_STATES, _hold_transitions(), FREE)
 
 
 def build_preparation(model: MachineModel) -> Machine:
     """The machine of the next shoe's cards (batch shuffler and shuffler-dealer modes)."""
-    return Machine(
-        model=model,
-        states=list(PREPARATION_STATES),
-        transitions=_preparation_transitions(),
-        initial=UNCHECKED,
-        auto_transitions=False,
-    )
+    return _machine(model, PREPARATION_STATES, _preparation_transitions(), UNCHECKED)
 
 
 def _mermaid_of(machine: Machine, initial: str) -> list[str]:

@@ -14,7 +14,7 @@ from shoe_controller.table.lifecycle import BURNING
 from shoe_controller.table.squeeze import embargoed, third_cards_secret
 
 
-def slot_hint(ctx: Context) -> str:
+def _slot_hint(ctx: Context) -> str:
     """Where the next card goes, in words (for texts about the queue's head)."""
     book = ctx.book
     state = ctx.lifecycle
@@ -54,12 +54,12 @@ def screen(ctx: Context, draw: Draw) -> bool:
         if draw.missed:
             text = (
                 f"{draw.label} was not scanned (the shoe's counter jumped): it belongs to"
-                f" {slot_hint(ctx)}; supervisor: enter it with missed card=.. (R10.5)"
+                f" {_slot_hint(ctx)}; supervisor: enter it with missed card=.. (R10.5)"
             )
             hold(ctx, "missed_card", text, kind="placeholder")
         else:
             text = (
-                f"{draw.label} could not be read: it belongs to {slot_hint(ctx)};"
+                f"{draw.label} could not be read: it belongs to {_slot_hint(ctx)};"
                 " supervisor: enter it with confirm card=.."
             )
             hold(ctx, "unreadable_card", text, kind="placeholder")
@@ -98,7 +98,7 @@ def screen(ctx: Context, draw: Draw) -> bool:
         hold(
             ctx,
             "low_confidence",
-            f"{draw.card} ({draw.label}, for {slot_hint(ctx)}) was read with low"
+            f"{draw.card} ({draw.label}, for {_slot_hint(ctx)}) was read with low"
             " confidence: supervisor: confirm, or confirm card=.. with the right card",
             kind="card",
         )
