@@ -14,6 +14,12 @@ Prints one line per fact, flushed, for the test to wait on:
     delivered <n>
 Reads commands on stdin with --commands: `record N` (N more inputs), `finish` (exit once
 every event is acknowledged).
+
+A full disk (`journal-full`) ends a `record`: the same input is retried until it lands (the
+operator freed space), then the writer records nothing more and only publishes. Flat out it
+would fill the freed space again within some 50 ms, before a test's SIGKILL arrives on a busy
+machine, and leave a journal whose WAL holds the whole file system: nothing could be recorded
+or checkpointed after that.
 """
 
 from __future__ import annotations
@@ -73,10 +79,11 @@ class Writer:
                         say("journal-full")
                     full = True
                     await asyncio.sleep(0.05)  # the caller retries the same record
-            full = False
             say(f"recorded {input_no} {self.journal.last_seq()}")
             if self.publisher is not None:
                 self.publisher.notify()
+            if full:
+                return  # the retried input landed: leave the freed space alone (see above)
             await asyncio.sleep(interval)  # also lets the publisher run
 
     async def main(self) -> int:

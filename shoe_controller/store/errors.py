@@ -1,0 +1,64 @@
+"""What can go wrong with the journal, and which of those an SQLite error is."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+LOW_SPACE_BYTES = 1024 * 1024  # an I/O error with less free space than this is a full disk
+
+
+class JournalError(Exception):
+    """The journal could not do what was asked; nothing was half-written, retry may work.
+
+    The subclass names (JournalFull, JournalCorrupt, ...) are the daemon's interface, hence
+    no "Error" suffix (N818).
+    """
+
+
+class JournalFull(JournalError):  # noqa: N818
+    """The file system holding the journal is full: free space, then retry the same call."""
+
+
+class JournalCorrupt(JournalError):  # noqa: N818
+    """The journal file is damaged or is not a journal; it needs an operator."""
+
+
+class JournalBusy(JournalError):  # noqa: N818
+    """Another process holds the journal's write lock for too long."""
+
+
+class JournalMismatch(JournalError):  # noqa: N818
+    """The journal belongs to another controller or a newer schema."""
+
+
+class ReplayMismatch(JournalError):  # noqa: N818
+    """Replaying a stored input produced events that differ from the stored ones."""
+
+
+class RecordInvalid(ValueError):  # noqa: N818
+    """An input, event or link state cannot be stored as given (caller bug); nothing stored."""
+
+
+def journal_error(exc: sqlite3.Error, path: Path) -> JournalError:
+    """The JournalError subclass that `exc`, raised on the journal at `path`, stands for."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = f"journal {path}: {exc}"
+    if name.startswith("SQLITE_FULL"):
+        return JournalFull(text)
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return JournalCorrupt(text)
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return JournalBusy(text)
+    if name.startswith("SQLITE_IOERR") and _low_on_space(path):
+        # some writes (the WAL index, fsync of a grown file) report ENOSPC as an I/O error
+        return JournalFull(f"{text} (file system nearly full)")
+    return JournalError(text)
+
+
+def _low_on_space(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path.resolve().parent).free < LOW_SPACE_BYTES
+    except OSError:
+        return False

@@ -1,0 +1,63 @@
+"""Retention: which whole shoes may leave the journal, and deleting them with their events."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from shoe_controller.store.records import PruneResult
+
+
+def prune_before(conn: sqlite3.Connection, horizon: float) -> PruneResult:
+    """Delete the shoes ended before `horizon` (journal clock) that nothing still needs.
+
+    Runs inside the caller's write transaction (Journal.prune): the current shoe, every
+    unacknowledged event and anything recorded after `horizon` are kept.
+    """
+    keep_from = _prune_boundary(conn, horizon)
+    shoes = tuple(
+        row[0]
+        for row in conn.execute(
+            "SELECT shoe FROM shoes WHERE last_input < ? ORDER BY shoe", (keep_from,)
+        )
+    )
+    first_kept_seq = conn.execute(
+        "SELECT min(first_seq) FROM inputs WHERE input_no >= ?", (keep_from,)
+    ).fetchone()[0]
+    if first_kept_seq is None:
+        first_kept_seq = conn.execute("SELECT last_seq FROM journal").fetchone()[0] + 1
+    events = conn.execute("DELETE FROM events WHERE seq < ?", (first_kept_seq,)).rowcount
+    inputs = conn.execute("DELETE FROM inputs WHERE input_no < ?", (keep_from,)).rowcount
+    conn.execute("DELETE FROM shoes WHERE last_input < ?", (keep_from,))
+    return PruneResult(shoes=shoes, inputs=inputs, events=events)
+
+
+def _prune_boundary(conn: sqlite3.Connection, horizon: float) -> int:
+    """The lowest input number that must be kept; everything below it may go."""
+    (last_input, acked) = conn.execute("SELECT last_input, acked_through FROM journal").fetchone()
+    candidates = [last_input + 1]
+    current = conn.execute(
+        "SELECT first_input FROM shoes ORDER BY first_input DESC LIMIT 1"
+    ).fetchone()
+    if current is not None:
+        candidates.append(current[0])
+    for sql, params in (
+        # shoes still open or ended too recently
+        (
+            "SELECT min(first_input) FROM shoes WHERE ended_at IS NULL OR ended_at > ?",
+            (horizon,),
+        ),
+        # the first event the server has not acknowledged
+        ("SELECT input_no FROM events WHERE seq > ? ORDER BY seq LIMIT 1", (acked,)),
+        # anything recorded within the retention age
+        ("SELECT min(input_no) FROM inputs WHERE recorded_at > ?", (horizon,)),
+    ):
+        row = conn.execute(sql, params).fetchone()
+        if row is not None and row[0] is not None:
+            candidates.append(row[0])
+    keep_from = min(candidates)
+    # never cut a shoe in two: move the boundary to the start of a shoe it falls inside
+    inside = conn.execute(
+        "SELECT min(first_input) FROM shoes WHERE first_input < ? AND last_input >= ?",
+        (keep_from, keep_from),
+    ).fetchone()[0]
+    return keep_from if inside is None else min(keep_from, inside)

@@ -1,0 +1,175 @@
+"""The journal file's schema and pragmas, and opening it: connect, create if new, check identity.
+
+Storage rules (after eventsourcing's SQLite recorder): WAL, `synchronous=FULL`, autocommit
+off at the driver level (`isolation_level=None`) with explicit `BEGIN IMMEDIATE ... COMMIT`, so
+the write lock is taken up front and a transaction is either all on disk or not at all.
+
+Schema (see docs/journal.md for the reasoning):
+
+    journal  one row: controller_id, schema_version, last_seq, last_input, acked_through, boot
+    inputs   input_no PK, shoe, type, body (JSON), recorded_at, first_seq, event_count
+    events   seq PK, input_no, type, at, shoe, round, data (JSON)
+             index events_by_round (shoe, round, seq)    -- rounds(), round_events()
+    shoes    shoe PK, first_input, last_input, ended_at  -- replay start and retention
+             index shoes_by_first_input (first_input)
+    links    device PK, state (JSON), input_no           -- driver link sessions
+
+`events_after()` and `backlog()` ride the seq primary key; `last_seq`/`acked_through` live in
+the one-row `journal` table so they survive pruning every event.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from shoe_controller.store.errors import (
+    JournalCorrupt,
+    JournalError,
+    JournalMismatch,
+    journal_error,
+)
+
+SCHEMA_VERSION = 1
+WAL_SIZE_LIMIT = 16 * 1024 * 1024  # bytes the WAL is truncated to after a checkpoint
+
+_SCHEMA = """
+CREATE TABLE journal (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    schema_version INTEGER NOT NULL,
+    controller_id TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    last_seq INTEGER NOT NULL,
+    last_input INTEGER NOT NULL,
+    acked_through INTEGER NOT NULL,
+    boot INTEGER NOT NULL
+);
+CREATE TABLE inputs (
+    input_no INTEGER PRIMARY KEY,
+    shoe INTEGER,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    recorded_at REAL NOT NULL,
+    first_seq INTEGER,
+    event_count INTEGER NOT NULL
+);
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY,
+    input_no INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    at TEXT NOT NULL,
+    shoe INTEGER,
+    round INTEGER,
+    data TEXT NOT NULL
+);
+CREATE INDEX events_by_round ON events (shoe, round, seq);
+CREATE TABLE shoes (
+    shoe INTEGER PRIMARY KEY,
+    first_input INTEGER NOT NULL,
+    last_input INTEGER NOT NULL,
+    ended_at REAL
+);
+CREATE INDEX shoes_by_first_input ON shoes (first_input);
+CREATE TABLE links (
+    device TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    input_no INTEGER
+);
+"""
+
+
+def connect(
+    path: Path,
+    controller_id: str | None,
+    *,
+    clock: Callable[[], float],
+    read_only: bool,
+    quick_check: bool,
+    busy_timeout_s: float,
+) -> tuple[sqlite3.Connection, str]:
+    """A checked connection to the journal at `path` (created if new and writable) and the
+    controller id stored in it; JournalError subclasses on every failure (see Journal.open)."""
+    if read_only and not path.exists():
+        raise JournalError(f"journal {path} does not exist")
+    if not read_only and controller_id is None and not path.exists():
+        raise JournalError("a new journal needs a controller_id")
+    try:
+        if read_only:
+            uri = f"file:{path.resolve()}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_s)
+        else:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_s)
+    except sqlite3.Error as exc:
+        raise journal_error(exc, path) from exc
+    try:
+        stored_id = _prepare(
+            conn,
+            path=path,
+            controller_id=controller_id,
+            clock=clock,
+            read_only=read_only,
+            quick_check=quick_check,
+        )
+    except sqlite3.Error as exc:
+        conn.close()
+        raise journal_error(exc, path) from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn, stored_id
+
+
+def _prepare(
+    conn: sqlite3.Connection,
+    *,
+    path: Path,
+    controller_id: str | None,
+    clock: Callable[[], float],
+    read_only: bool,
+    quick_check: bool,
+) -> str:
+    """Set the pragmas, create the schema if new, check identity; return the controller id."""
+    if not read_only:
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise JournalError(f"journal {path}: cannot switch to WAL (got {mode})")
+        conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
+    conn.execute("PRAGMA synchronous=FULL")
+    if quick_check:
+        result = [row[0] for row in conn.execute("PRAGMA quick_check")]
+        if result != ["ok"]:
+            raise JournalCorrupt(f"journal {path} is damaged: {'; '.join(result[:5])}")
+    exists = conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'journal'"
+    ).fetchone()[0]
+    if not exists:
+        if read_only:
+            raise JournalMismatch(f"{path} is not a shoe-controller journal")
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if tables:
+            raise JournalMismatch(f"{path} is an SQLite file but not a shoe-controller journal")
+        if not controller_id:
+            raise JournalError("a new journal needs a controller_id")
+        conn.execute("BEGIN IMMEDIATE")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(
+            "INSERT INTO journal (id, schema_version, controller_id, created_at, last_seq,"
+            " last_input, acked_through, boot) VALUES (1, ?, ?, ?, 0, 0, 0, 0)",
+            (SCHEMA_VERSION, controller_id, clock()),
+        )
+        conn.execute("COMMIT")
+    version, stored_id = conn.execute(
+        "SELECT schema_version, controller_id FROM journal"
+    ).fetchone()
+    if version != SCHEMA_VERSION:
+        raise JournalMismatch(
+            f"journal {path} has schema {version}, this code knows {SCHEMA_VERSION}"
+        )
+    if controller_id is not None and stored_id != controller_id:
+        raise JournalMismatch(
+            f"journal {path} belongs to controller {stored_id!r}, not {controller_id!r}"
+        )
+    return str(stored_id)
