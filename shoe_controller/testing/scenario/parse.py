@@ -1,36 +1,18 @@
-"""Golden scenario files: table inputs as short lines, the events they must give, checked.
+"""Scenario text to a `Scenario`: its config, its input lines as table inputs, its expectations.
 
-The format is documented in docs/table.md ("Scenario files"); a pit boss reads it as a log:
-
-    # rules: R10.5 R16.9
-    config decks=8
-    shoe loaded
-    deal 3H 9C 2D KS
-    -> shoe.burned 1 count=4 first=3H cards=3H,9C,2D,KS
-    card QH
-    -> round.started 1
-    -> card.dealt P1 QH
-    supervisor resume by=sup7 reason="cover checked"
-    check state=dealing indicator=5,2
-
-`python -m shoe_controller.testing.scenario FILE...` runs files; `--update` rewrites their expected
-lines from what the table does now (review the diff before keeping it).
+A line that is not in the format raises ScenarioError naming the file and line.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from shoe_controller.table.config import TableConfig
-from shoe_controller.table.procedures import Table
 from shoe_controller.vocab.cards import CardError, parse_card
-from shoe_controller.vocab.events import Event, EventType
 from shoe_controller.vocab.inputs import (
     Button,
     ButtonPressed,
@@ -77,110 +59,6 @@ class Scenario:
     last_shoe: int
     rules: list[str]
     steps: list[Step]
-
-
-# ---------------------------------------------------------------------------- rendering
-
-
-def _value(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | tuple):
-        return ",".join(_value(item) for item in value) or "none"
-    if isinstance(value, dict):
-        return ",".join(f"{key}:{_value(item)}" for key, item in sorted(value.items())) or "none"
-    text = str(value)
-    return f'"{text}"' if (" " in text or not text) else text
-
-
-def _pairs(data: dict[str, Any], skip: tuple[str, ...] = ()) -> str:
-    return " ".join(f"{key}={_value(data[key])}" for key in sorted(data) if key not in skip)
-
-
-def _cards(cards: list[str | None]) -> str:
-    return ",".join(card or "hidden" for card in cards) or "none"
-
-
-def render_event(event: Event) -> str:
-    """The event as one short, canonical line."""
-    data = event.data
-    kind = event.type
-    if kind == EventType.CARD_DEALT:
-        face = " face_up" if data["face_up"] else ""
-        return f"card.dealt {data['position']} {data['card'] or 'hidden'}{face}"
-    if kind == EventType.CARD_REVEALED:
-        return f"card.revealed {data['position']} {data['card']}"
-    if kind == EventType.CARD_EXTRA:
-        return f"card.extra {data['card'] or '?'}"
-    if kind == EventType.ROUND_STARTED:
-        words = [f"round.started {event.round}"]
-        if data["trial"]:
-            words.append("trial")
-        if not data["big_small_open"]:
-            words.append("big_small_closed")
-        return " ".join(words)
-    if kind == EventType.ROUND_RESULT:
-        words = [
-            f"round.result {event.round} {data['winner']}",
-            f"P:{','.join(data['player'])}={data['player_total']}",
-            f"B:{','.join(data['banker'])}={data['banker_total']}",
-        ]
-        if data["natural"]:
-            words.append(f"natural={data['natural']}")
-        words += [name for name in ("player_pair", "banker_pair", "perfect_pair") if data[name]]
-        if data["lucky6"]:
-            words.append(f"lucky6={data['lucky6']}")
-        return " ".join(words)
-    if kind == EventType.ROUND_VOIDED:
-        return f"round.voided {event.round} reason={data['reason']} cards={_cards(data['cards'])}"
-    if kind == EventType.INSURANCE_OFFERED:
-        return (
-            f"insurance.offered {data['side']} stage={data['stage']} odds={data['odds']}"
-            f" B={data['banker_total']} P={data['player_total']}"
-        )
-    if kind in (EventType.INSURANCE_CLOSED, EventType.INSURANCE_VOIDED):
-        return f"{kind} {data['side']} stage={data['stage']} reason={data['reason']}"
-    if kind == EventType.SHOE_BURNED:
-        first = f" first={data['first_card']}" if data["first_card"] else ""
-        return (
-            f"shoe.burned {event.shoe} count={data['count']}{first} cards={_cards(data['cards'])}"
-        )
-    if kind == EventType.SHOE_SHUFFLED:
-        verdict = "ok" if data["ok"] else f"failed problems={_value(data['problems'])}"
-        return f"shoe.shuffled {event.shoe} decks={data['decks']} total={data['total']} {verdict}"
-    if kind in (EventType.SHOE_CUT, EventType.SHOE_CUT_CARD, EventType.SHOE_ENDED):
-        return f"{kind} {event.shoe} {_pairs(data)}"
-    if kind == EventType.PROCEDURE_ALERT:
-        who = " supervisor" if data["needs_supervisor"] else ""
-        return f'procedure.alert {data["code"]}{who} "{data["text"]}"'
-    if kind == EventType.SECURITY_ALERT:
-        details = _pairs(data["details"])
-        return f"security.alert {data['code']}" + (f" {details}" if details else "")
-    if kind == EventType.SUPERVISOR_ACTION:
-        details = _pairs(data["details"])
-        return f"supervisor.action {data['action']} by={data['by']}" + (
-            f" {details}" if details else ""
-        )
-    return f"{kind} {_pairs(data)}".rstrip()
-
-
-def _without_text(line: str) -> str:
-    """An alert line without its quoted text: expected lines may leave the text out."""
-    if line.startswith("procedure.alert ") and line.endswith('"') and ' "' in line:
-        return line[: line.index(' "')]
-    return line
-
-
-def lines_match(expected: str, actual: str) -> bool:
-    expected, actual = " ".join(expected.split()), " ".join(actual.split())
-    if expected == actual:
-        return True
-    return _without_text(expected) == expected and _without_text(actual) == expected
-
-
-# ---------------------------------------------------------------------------- parsing
 
 
 def _words(text: str, where: str) -> tuple[list[str], dict[str, str]]:
@@ -445,122 +323,3 @@ def parse_scenario(text: str, name: str = "<scenario>") -> Scenario:
     except (TypeError, ValueError) as error:
         raise ScenarioError(f"{name}: config: {error}") from None
     return Scenario(name, config, last_shoe, rules, steps)
-
-
-# ---------------------------------------------------------------------------- running
-
-
-def _check_value(table: Table, key: str) -> str:
-    view = table.view()
-    if key == "indicator":
-        return ",".join(str(part) for part in table.indicator)
-    if key == "holds":
-        return ",".join(hold["code"] for hold in view["holds"]) or "none"
-    if key == "next":
-        return view["next_position"] or "none"
-    if key == "round":
-        return str(view["round"]["number"]) if view["round"] else "none"
-    if key == "insurance":
-        return ",".join(f"{o['side']}/{o['stage']}" for o in view["insurance"]) or "none"
-    if key == "road":
-        return ",".join(str(entry["winner"]) for entry in view["road"]) or "none"
-    if key == "cards":
-        cards = view["round"]["cards"] if view["round"] else {}
-        return ",".join(f"{position}:{card}" for position, card in cards.items()) or "none"
-    if key == "queued":
-        return str(view["queued_cards"])
-    if key in view:
-        return _value(view[key])
-    raise ScenarioError(f"unknown check {key!r}")
-
-
-def run_steps(scenario: Scenario) -> Iterator[tuple[Step, list[str], Table]]:
-    """Apply each step's inputs to a fresh table; yields the rendered events per step."""
-    table = Table(scenario.config, last_shoe=scenario.last_shoe)
-    for step in scenario.steps:
-        rendered: list[str] = []
-        for item in step.inputs:
-            rendered += [render_event(event) for event in table.apply(item)]
-        yield step, rendered, table
-
-
-def run_scenario(scenario: Scenario) -> list[str]:
-    """Every difference between the scenario's expectations and what the table does."""
-    problems: list[str] = []
-    for step, actual, table in run_steps(scenario):
-        expected = step.expected
-        for index in range(max(len(expected), len(actual))):
-            want = expected[index][1] if index < len(expected) else None
-            got = actual[index] if index < len(actual) else None
-            if want is not None and got is not None and lines_match(want, got):
-                continue
-            line = expected[index][0] if index < len(expected) else step.line
-            problems.append(
-                f"{scenario.name} line {line} (after `{step.text}`):\n"
-                f"    expected: {want or '(no more events)'}\n"
-                f"    got:      {got or '(no more events)'}"
-            )
-            break
-        for line, key, want in step.checks:
-            try:
-                got = _check_value(table, key)
-            except ScenarioError as error:
-                problems.append(f"{scenario.name} line {line}: {error}")
-                continue
-            if got != want:
-                problems.append(
-                    f"{scenario.name} line {line}: check {key}: expected {want}, got {got}"
-                )
-    return problems
-
-
-def update_text(text: str, name: str = "<scenario>", *, with_text: bool = False) -> str:
-    """The scenario with its expected lines replaced by what the table does now.
-
-    An expected line that still matches is kept as written, unless `with_text` asks for the
-    alerts' texts to be written out.
-    """
-    scenario = parse_scenario(text, name)
-    actual_by_line = {step.line: (step, actual) for step, actual, _ in run_steps(scenario)}
-    out: list[str] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if raw.strip().startswith(EXPECT):
-            continue
-        out.append(raw)
-        if number in actual_by_line:
-            step, actual = actual_by_line[number]
-            kept = [want for _, want in step.expected]
-            for index, got in enumerate(actual):
-                keep = index < len(kept) and lines_match(kept[index], got) and not with_text
-                line = kept[index] if keep else (got if with_text else _without_text(got))
-                out.append(f"{EXPECT} {line}")
-    return "\n".join(out) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run scenario files (or rewrite their expectations with --update)."""
-    args = sys.argv[1:] if argv is None else argv
-    update = "--update" in args
-    with_text = "--with-text" in args
-    paths = [Path(arg) for arg in args if arg not in ("--update", "--with-text")]
-    if not paths:
-        print(
-            "usage: python -m shoe_controller.testing.scenario [--update [--with-text]] FILE...",
-            file=sys.stderr,
-        )
-        return 2
-    failed = 0
-    for path in paths:
-        text = path.read_text(encoding="utf-8")
-        if update:
-            path.write_text(update_text(text, str(path), with_text=with_text), encoding="utf-8")
-            print(f"updated {path}")
-            continue
-        problems = run_scenario(parse_scenario(text, str(path)))
-        failed += bool(problems)
-        print("\n".join(problems) if problems else f"ok {path}")
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
