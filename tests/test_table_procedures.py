@@ -13,13 +13,14 @@ from shoe_controller.table.actions import ACTIONS
 from shoe_controller.table.alerts import ALERT_CODES
 from shoe_controller.table.books import FactoryRun, factory_order_false_alarms
 from shoe_controller.table.config import TableConfig
-from shoe_controller.table.procedures import Table
+from shoe_controller.table.procedures import INPUT_HANDLERS, Table
 from shoe_controller.table.supervisor import HANDLERS
 from shoe_controller.testing.perfect_dealer import deal_shoe
 from shoe_controller.testing.scenario import render_event
 from shoe_controller.vocab.cards import Card, Suit, parse_card
 from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import (
+    INPUT_TYPES,
     ButtonPressed,
     CardDrawn,
     CardsMissed,
@@ -517,6 +518,10 @@ def test_the_documented_false_alarm_rate_matches_a_simulation() -> None:
     expected = factory_order_false_alarms(3, 8, 416)
     assert abs(alarms / shoes - expected) / expected < 0.12
     assert factory_order_false_alarms(6, 8, 402) == pytest.approx(1.33e-6, rel=0.01)
+
+
+def test_every_input_type_has_a_handler() -> None:
+    assert set(INPUT_HANDLERS) == set(INPUT_TYPES.values())
 
 
 def test_every_supervisor_action_has_a_check_and_a_procedure() -> None:

@@ -1,4 +1,4 @@
-"""Byte transports (serial via pyserial URLs, USB bulk via pyusb) and the asyncio connection runner.
+"""What a byte transport is: a blocking pipe to one device, and the errors it raises.
 
 Transports only move bytes. Each ``Transport`` is blocking and meant for a worker thread:
 ``open()``, ``read()`` (returns within ``read_timeout``, ``b""`` if nothing came),

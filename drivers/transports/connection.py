@@ -1,4 +1,6 @@
-"""``DeviceConnection`` runs one device on the daemon's asyncio loop without blocking it: the
+"""One device on the asyncio loop: reads and writes off the loop, reconnects with backoff.
+
+``DeviceConnection`` runs one device on the daemon's asyncio loop without blocking it: the
 blocking reads and writes go to a private two-thread executor, the protocol object (the
 sans-I/O ``HostLink`` or a vendor ASCII adapter) is fed and polled on the loop, and what it
 produces comes out of the async iterator ``messages()`` (or ``run(handler)``). A port that

@@ -1,9 +1,10 @@
 """The daemon: devices → table → journal → publisher, on one asyncio loop, under systemd.
 
 Data flows one way (DESIGN.md): a device runner turns frames into inputs and hands them to
-`_store`, which applies and journals them in one step (Controller) and only then lets the
-runner ACK; every commit wakes the publisher, feeds the control socket's followers and
-updates the shoe's indicator. Nothing else writes the journal.
+`submit` (through the store `_store_for` gives each runner), which applies and journals them
+in one step (Controller) and only then lets the runner ACK; every commit wakes the publisher,
+feeds the control socket's followers and updates the shoe's indicator. Nothing else writes
+the journal.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ class Controller:
         self.table, self.recovery = self._rebuild()
 
     def _rebuild(self) -> tuple[Table, Recovery]:
-        """A fresh table with the open shoe's inputs replayed (the recovery contract, docs/table.md)."""
+        """A fresh table with the open shoe's inputs replayed (docs/table.md, recovery)."""
         steps = self.journal.replay_steps()
         shoe = steps[0].shoe if steps else self.journal.current_shoe()
         table = Table(self._config, last_shoe=max((shoe or 1) - 1, 0))

@@ -4,7 +4,7 @@ The journal is the controller's memory and its outbox. One `record()` call store
 the events `table.apply(input)` produced, the link session state the drivers ACK against, and
 assigns the controller-wide event `seq` of PUSH_API.md (1, 2, 3 ... no gaps, never reused,
 kept across restarts and pruning). Recovery replays the inputs of the current shoe into a
-fresh table; `ReplayStep.check()` proves the replayed events equal the stored ones.
+fresh table; `ReplayStep.mismatch()` says how the replayed events differ from the stored ones.
 
 `Journal` is the one entry point: this module holds its write side (record, acks, retention)
 and opening; its parts are store/schema.py (schema, pragmas, opening), queries.py (the read

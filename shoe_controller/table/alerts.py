@@ -1,6 +1,6 @@
 """Every alert code the table emits, and what it means: the list a pit boss and an integrator read.
 
-docs/table.md "Alerts and holds" explains them; a test keeps that page and this list equal.
+docs/table.md "Holds and alerts" explains them; a test keeps that page and this list equal.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from fractions import Fraction
 
 from shoe_controller.game.rules import InsuranceOffer, Position, next_position, positions_of
@@ -56,6 +57,15 @@ class CutMarker:
     counter: int | None
 
 
+class HoldKind(StrEnum):
+    """What a hold waits for, and so which supervisor actions end it."""
+
+    PLAIN = "plain"  # a situation to check: `resume` (or void, change_shoe)
+    CARD = "card"  # the card at the queue's head is doubtful: `confirm` or `discard`
+    PLACEHOLDER = "placeholder"  # a card out of the shoe with no identity: `missed`/`confirm`
+    REVEAL = "reveal"  # a squeezed card read with low confidence: `confirm` once open (R15)
+
+
 @dataclass(slots=True)
 class Hold:
     """Why dealing is stopped until a supervisor acts."""
@@ -63,8 +73,7 @@ class Hold:
     code: str
     text: str
     since: str
-    kind: str = "plain"  # "plain" (resume), "card" (confirm/discard the queue head),
-    # "placeholder" (enter the missed card), "reveal" (confirm squeezed cards, R15)
+    kind: HoldKind = HoldKind.PLAIN
     security: bool = False
     fault: tuple[str, int] | None = None  # (device, code) of the fault behind it
     fault_active: bool = False  # resume is refused while the fault is active

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from shoe_controller.game.rules import Position, positions_of
-from shoe_controller.table.books import Draw, Hold, cards_taken
+from shoe_controller.table.books import Draw, Hold, HoldKind, cards_taken
 from shoe_controller.table.context import BugError, Context
 from shoe_controller.table.dealing import extra, relayout, release, settle
 from shoe_controller.table.holds import held_text, lift
@@ -24,11 +24,11 @@ def _pending_decision(ctx: Context) -> tuple[Hold, Draw] | None:
     """The hold that waits for a card decision and the card it is about."""
     book = ctx.book
     for hold in book.holds:
-        if hold.kind in ("card", "placeholder") and book.queue:
+        if hold.kind in (HoldKind.CARD, HoldKind.PLACEHOLDER) and book.queue:
             head = book.queue[0]
             if isinstance(head, Draw):
                 return hold, head
-        if hold.kind == "reveal" and book.round is not None:
+        if hold.kind == HoldKind.REVEAL and book.round is not None:
             for draw in book.round.draws:
                 if not draw.revealed:
                     return hold, draw
@@ -51,7 +51,7 @@ def do_confirm(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -
         raise BugError("confirm without a pending decision")
     hold, draw = pending
     card: Card | None = args["card"]
-    if hold.kind != "reveal":
+    if hold.kind != HoldKind.REVEAL:
         if card is not None:
             draw.card = card
         draw.confirmed = True
@@ -105,7 +105,7 @@ def _position_of(ctx: Context, draw: Draw) -> str | None:
 
 def check_discard(ctx: Context, args: dict[str, Any]) -> str | None:
     pending = _pending_decision(ctx)
-    if pending is None or pending[0].kind == "reveal":
+    if pending is None or pending[0].kind == HoldKind.REVEAL:
         return "no held card to discard (a dealt card is corrected, or its round voided)"
     return None
 
@@ -180,7 +180,7 @@ def _insertion_index(ctx: Context, card: Card, position: Position) -> int | None
 def check_missed(ctx: Context, args: dict[str, Any]) -> str | None:
     book = ctx.book
     pending = _pending_decision(ctx)
-    if pending is not None and pending[0].kind == "placeholder":
+    if pending is not None and pending[0].kind == HoldKind.PLACEHOLDER:
         return None
     if book.holds:
         return held_text(ctx)
@@ -202,7 +202,7 @@ def do_missed(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) ->
     book = ctx.book
     pending = _pending_decision(ctx)
     card: Card = args["card"]
-    if pending is not None and pending[0].kind == "placeholder":
+    if pending is not None and pending[0].kind == HoldKind.PLACEHOLDER:
         hold, draw = pending
         draw.card = card
         draw.confirmed = True

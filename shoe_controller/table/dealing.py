@@ -2,14 +2,23 @@
 due (R7, R9), rounds finished or voided (R10), extra cards (R10.3, R10.4).
 
 `admit` takes cards in and deals the queue until a card needs a decision or the table is
-held; `settle` goes on after a hold is resolved, `release` after the supervisor resolved one. Why a card holds the table is screening.py's,
-what may be named in a squeeze squeeze.py's, the insurance windows insurance.py's.
+held; `settle` goes on after a change, `release` after the supervisor resolved holds. Why a
+card holds the table is screening.py's, what may be named in a squeeze squeeze.py's, the
+insurance windows insurance.py's.
 """
 
 from __future__ import annotations
 
 from shoe_controller.game.rules import Position, outcome, positions_of
-from shoe_controller.table.books import BurnBook, CutMarker, Draw, Hold, RoundBook, cards_taken
+from shoe_controller.table.books import (
+    BurnBook,
+    CutMarker,
+    Draw,
+    Hold,
+    HoldKind,
+    RoundBook,
+    cards_taken,
+)
 from shoe_controller.table.context import BugError, Context
 from shoe_controller.table.holds import hold, lift, settle_holds
 from shoe_controller.table.insurance import due_offers, offer, void_all, void_open
@@ -381,6 +390,6 @@ def void_with_queue(ctx: Context, reason: str) -> None:
             discarded.append(item)
     book.queue.clear()
     book.cut_pending = False
-    book.holds[:] = [hold for hold in book.holds if hold.kind == "plain"]
+    book.holds[:] = [hold for hold in book.holds if hold.kind == HoldKind.PLAIN]
     void_round(ctx, reason, with_cards=discarded)
     settle(ctx)

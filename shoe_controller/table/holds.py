@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shoe_controller.table.books import Hold
+from shoe_controller.table.books import Hold, HoldKind
 from shoe_controller.table.context import Context
 from shoe_controller.vocab.events import EventType
 
@@ -20,7 +20,7 @@ def hold(
     code: str,
     text: str,
     *,
-    kind: str = "plain",
+    kind: HoldKind = HoldKind.PLAIN,
     security: bool = False,
     details: dict[str, Any] | None = None,
     fault: tuple[str, int] | None = None,

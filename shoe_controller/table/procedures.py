@@ -45,8 +45,8 @@ from shoe_controller.vocab.inputs import (
     SupervisorCommand,
 )
 
-# What each input type does: one entry per type of vocab.inputs.INPUT_TYPES.
-_HANDLERS: Mapping[type, Callable[[Context, Any], None]] = MappingProxyType(
+# What each input type does: one entry per type of vocab.inputs.INPUT_TYPES (a test checks).
+INPUT_HANDLERS: Mapping[type, Callable[[Context, Any], None]] = MappingProxyType(
     {
         CardDrawn: device_inputs.on_card,
         CardsMissed: device_inputs.on_missed,
@@ -64,10 +64,6 @@ _HANDLERS: Mapping[type, Callable[[Context, Any], None]] = MappingProxyType(
     }
 )
 _LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z, the last time iso_time can write
-
-
-class _BugError(RuntimeError):
-    """The table's own logic went wrong (never the input's fault)."""
 
 
 def _iso_or_none(at: object) -> str | None:
@@ -146,7 +142,7 @@ class Table:
         ctx.begin(at or EPOCH)
         try:
             belongs = ctx.shoe_of(item)
-            if type(item) not in _HANDLERS:
+            if type(item) not in INPUT_HANDLERS:
                 ctx.refuse("unknown_input", f"not a table input: {type(item).__name__}")
             elif at is None:
                 ctx.refuse(
@@ -166,7 +162,7 @@ class Table:
         return ctx.events
 
     def _handle(self, item: Input) -> None:
-        _HANDLERS[type(item)](self._ctx, item)
+        INPUT_HANDLERS[type(item)](self._ctx, item)
 
     def _refuse_after_bug(
         self, item: Input, error: Exception, start_shoe: int, at: str

@@ -7,7 +7,7 @@ supervisor confirms, corrects or discards it. A squeezed card is never named (R1
 
 from __future__ import annotations
 
-from shoe_controller.table.books import Draw
+from shoe_controller.table.books import Draw, HoldKind
 from shoe_controller.table.context import Context
 from shoe_controller.table.holds import hold
 from shoe_controller.table.lifecycle import BURNING
@@ -40,7 +40,7 @@ def screen(ctx: Context, draw: Draw) -> bool:
             "foreign_card",
             f"{draw.label} is not a card of this shoe's decks (RFID {draw.uid or '?'}):"
             " supervisor: discard it, confirm card=.. or change_shoe",
-            kind="card",
+            kind=HoldKind.CARD,
             security=True,
             details={"seq": draw.seq, "uid": draw.uid, "counter": draw.counter},
         )
@@ -56,13 +56,13 @@ def screen(ctx: Context, draw: Draw) -> bool:
                 f"{draw.label} was not scanned (the shoe's counter jumped): it belongs to"
                 f" {_slot_hint(ctx)}; supervisor: enter it with missed card=.. (R10.5)"
             )
-            hold(ctx, "missed_card", text, kind="placeholder")
+            hold(ctx, "missed_card", text, kind=HoldKind.PLACEHOLDER)
         else:
             text = (
                 f"{draw.label} could not be read: it belongs to {_slot_hint(ctx)};"
                 " supervisor: enter it with confirm card=.."
             )
-            hold(ctx, "unreadable_card", text, kind="placeholder")
+            hold(ctx, "unreadable_card", text, kind=HoldKind.PLACEHOLDER)
         return True
     hidden = embargoed(ctx, draw) and state != BURNING
     shown = None if hidden else str(draw.card)
@@ -72,7 +72,7 @@ def screen(ctx: Context, draw: Draw) -> bool:
             "duplicate_card",
             f"{draw.label} carries an RFID tag already seen in this shoe: supervisor:"
             " discard it, confirm it, or change_shoe",
-            kind="card",
+            kind=HoldKind.CARD,
             security=True,
             # A tag names its card to whoever holds the registry: not before the reveal.
             details={"seq": draw.seq, "uid": None if hidden else draw.uid, "card": shown},
@@ -87,7 +87,7 @@ def screen(ctx: Context, draw: Draw) -> bool:
             f"{draw.label} would be {f'copy {copies}' if copies else 'one copy too many'}"
             f" of a card in a {config.decks}-deck shoe: supervisor: discard it, confirm it,"
             " or change_shoe",
-            kind="card",
+            kind=HoldKind.CARD,
             security=True,
             details={"seq": draw.seq, "card": shown, "copies": copies, "decks": config.decks},
         )
@@ -100,7 +100,7 @@ def screen(ctx: Context, draw: Draw) -> bool:
             "low_confidence",
             f"{draw.card} ({draw.label}, for {_slot_hint(ctx)}) was read with low"
             " confidence: supervisor: confirm, or confirm card=.. with the right card",
-            kind="card",
+            kind=HoldKind.CARD,
         )
         return True
     return False

@@ -9,7 +9,7 @@ here.
 from __future__ import annotations
 
 from shoe_controller.game.rules import Position
-from shoe_controller.table.books import Draw, RoundBook
+from shoe_controller.table.books import Draw, HoldKind, RoundBook
 from shoe_controller.table.context import BugError, Context
 from shoe_controller.table.holds import hold
 from shoe_controller.table.lifecycle import BURNING
@@ -69,5 +69,5 @@ def reveal(ctx: Context) -> None:
             "low_confidence",
             f"squeezed card(s) read with low confidence: {named}; supervisor: confirm, or"
             " confirm card=.. with the right card (R15)",
-            kind="reveal",
+            kind=HoldKind.REVEAL,
         )

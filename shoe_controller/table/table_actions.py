@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shoe_controller.table.books import Draw
+from shoe_controller.table.books import Draw, HoldKind
 from shoe_controller.table.config import FINISH_CURRENT
 from shoe_controller.table.context import Context
 from shoe_controller.table.dealing import release, settle, void_round, void_with_queue
@@ -88,7 +88,7 @@ def check_void(ctx: Context, args: dict[str, Any]) -> str | None:
     ends_shoe = (book.last_round is not None and book.round.number >= book.last_round) or (
         book.cut_pending and ctx.config.cut_card == FINISH_CURRENT
     )
-    lingering = [hold.code for hold in book.holds if hold.kind == "plain"]
+    lingering = [hold.code for hold in book.holds if hold.kind == HoldKind.PLAIN]
     if ends_shoe and lingering:
         # The holds would go with the shoe, and the next shoe would open over them.
         return (
@@ -125,7 +125,7 @@ def do_change_shoe(ctx: Context, command: SupervisorCommand, args: dict[str, Any
 
 def check_resume(ctx: Context, args: dict[str, Any]) -> str | None:
     holds = ctx.book.holds
-    plain = [hold for hold in holds if hold.kind == "plain"]
+    plain = [hold for hold in holds if hold.kind == HoldKind.PLAIN]
     if not plain:
         waiting = ", ".join(hold.code for hold in holds)
         return (
@@ -142,7 +142,7 @@ def check_resume(ctx: Context, args: dict[str, Any]) -> str | None:
 
 
 def do_resume(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -> None:
-    plain = [hold for hold in ctx.book.holds if hold.kind == "plain"]
+    plain = [hold for hold in ctx.book.holds if hold.kind == HoldKind.PLAIN]
     ctx.acknowledge(command, {"released": [hold.code for hold in plain]})
     release(ctx, plain)
 
