@@ -4,7 +4,8 @@ Given the cards in shoe order and a table config, `deal_shoe` plays the normal f
 the devices report it (DESIGN.md "What the devices report"): load (or shuffle), burn (R2.2),
 rounds in dealing order (R7, R9), per-round burns (R8), the REVEAL button in squeeze mode
 (R15) and to close insurance windows (R16.8), the cut card and the last round (R3.1). It is
-written from RULES.md independently of `table.py`, so that the table can be checked against it.
+written from RULES.md independently of the procedures machine (`shoe_controller/table/`),
+so that the table can be checked against it.
 """
 
 from __future__ import annotations
