@@ -157,6 +157,7 @@ def test_status_and_check_exit_non_zero_when_a_person_is_needed(live: LiveTable)
 
 
 def test_check_warns_while_delivery_to_the_table_server_fails(live: LiveTable) -> None:
+    live.wait_connected()  # the scanner's device.connected is stored before the outbox is read
     live.start_publisher()  # towards a port nobody listens on
     live.wait_for(lambda: live.call(live.publisher.status).consecutive_failures >= 1)
     check = live.shoectl("check")
