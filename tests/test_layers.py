@@ -313,3 +313,13 @@ def test_odds_loads_numpy_but_not_the_daemon_or_simulators():
 def test_the_daemon_loads_no_numpy():
     modules = _modules_loaded(f"import shoe_controller.cli.run\nimport {_DAEMON}")
     assert not _loaded(modules, "numpy")
+
+
+def test_shoectl_loads_no_daemon_journal_or_heavy_library():
+    modules = _modules_loaded(
+        "from shoe_controller.cli.shoectl import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass"
+    )
+    unwanted = (*_HEAVY, _DAEMON, "shoe_controller.store", "shoe_controller.table.procedures")
+    assert [prefix for prefix in unwanted if _loaded(modules, prefix)] == []
+    assert _loaded(modules, "shoe_controller.cli.shoectl.commands")  # the check looked
