@@ -297,7 +297,7 @@ def timed_start(
     """Start the daemon; seconds to READY, to its controller.started in the journal and,
     with a shoe, to the ACK of the next card dealt (the table takes cards again)."""
     notify.drain()
-    journal = rig.journal()
+    journal = rig.records.journal()
     before = journal.last_seq() if journal is not None else 0
     start = time.perf_counter()
     rig.start_daemon({"NOTIFY_SOCKET": str(notify.path)}, wait=False)
@@ -314,7 +314,7 @@ def timed_start(
 
 
 def _started(rig: TableRig, after_seq: int) -> bool:
-    journal = rig.journal()
+    journal = rig.records.journal()
     return journal is not None and any(
         event.type == "controller.started" for event in journal.events_after(after_seq, 10_000)
     )
@@ -339,7 +339,7 @@ def deal_phase(shoe: BenchShoe, rate: float, count: int) -> tuple[list[float], d
 
 def delivered_latencies(rig: TableRig, walls: dict[int, float]) -> list[float]:
     """Card written on the pty to the table server storing the card's first event."""
-    journal = rig.journal()
+    journal = rig.records.journal()
     assert journal is not None
     first_seq = {}
     for step in journal.replay_steps(1):
@@ -400,11 +400,11 @@ def run(directory: Path, *, paced: int, fast: int, idle_s: float, starts: int) -
         # Empty journals: the start-up cost itself (the scanner's port is not there yet: the
         # daemon starts anyway and keeps trying it, as on a table PC).
         for n in range(starts):
-            rig.use_journal(directory / f"empty{n}.db")
+            rig.records.use_journal(directory / f"empty{n}.db")
             rig.write_config()
             empty.append(timed_start(rig, notify, None))
             rig.stop_daemon()
-        rig.use_journal(directory / "journal.db")
+        rig.records.use_journal(directory / "journal.db")
         rig.write_config()
         shoe = BenchShoe(rig.port_of("shoe"))
         shoe.hello()
@@ -442,7 +442,7 @@ def run(directory: Path, *, paced: int, fast: int, idle_s: float, starts: int) -
             ratio("(a) + bare HTTP round trip", result, (ack[0] + http[0], ack[1] + http[1]))
 
         print("\nrecovery (start -> READY, start -> controller.started stored)")
-        journal = rig.journal()
+        journal = rig.records.journal()
         assert journal is not None
         inputs = journal.last_input()
         full = []

@@ -47,15 +47,15 @@ def test_a_full_journal_disk_stops_acks_and_loses_no_card(
     small_disk: Path, directory: Path
 ) -> None:
     rig = TableRig(directory, RigOptions())
-    rig.use_journal(small_disk / "journal.db")
+    rig.records.use_journal(small_disk / "journal.db")
     rig.start()
     try:
-        rig.deal(12)
+        rig.dealer.deal(12)
         filler = fill(small_disk, LEFT_FREE)
         log = directory / "daemon.log"
         # Deal on until the journal refuses: the shoe keeps its unACKed card and waits.
         for _ in range(400):
-            rig.deal(1, wait=False)
+            rig.dealer.deal(1, wait=False)
             if "journal cannot store" in log.read_text():
                 break
         else:
@@ -63,9 +63,9 @@ def test_a_full_journal_disk_stops_acks_and_loses_no_card(
         assert rig.daemon is not None
         assert rig.daemon.poll() is None  # still running: no crash, no crash loop
         filler.unlink()  # the technician frees space
-        rig.settle()
-        rig.deal_until_shoe_ends()
-        dealt = rig.dealt_cards()
+        rig.dealer.settle()
+        rig.dealer.deal_until_shoe_ends()
+        dealt = rig.dealer.dealt_cards()
         received = check_delivery(rig)
         check_shoe(shoe_events(received, 1), dealt, ended=True)
         check_card_inputs(rig, [dealt])  # every card stored exactly once, in order

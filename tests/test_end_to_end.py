@@ -50,16 +50,18 @@ def started_rig(directory: Path, **options: Any) -> TableRig:
 def check_delivery(rig: TableRig) -> list[dict[str, Any]]:
     """Every journal event reached the table server once, in seq order, unchanged."""
     last = rig.wait_delivered()
-    received = rig.received_events()
+    received = rig.records.received_events()
     assert [event["seq"] for event in received] == list(range(1, last + 1))
-    assert received == [event.to_wire() for event in rig.journal_events()]
+    assert received == [event.to_wire() for event in rig.records.journal_events()]
     return received
 
 
 def check_card_inputs(rig: TableRig, loads: Sequence[Sequence[Dealt]]) -> None:
     """The journal holds each CARD frame the shoe sent exactly once, in order."""
     stored = [
-        (item["counter"], item["card"]) for item in rig.journal_inputs() if item["type"] == "card"
+        (item["counter"], item["card"])
+        for item in rig.records.journal_inputs()
+        if item["type"] == "card"
     ]
     sent = [(dealt.counter, str(dealt.card)) for load in loads for dealt in load]
     assert stored == sent
@@ -141,18 +143,18 @@ def shoe_events(received: Sequence[dict[str, Any]], shoe: int) -> list[dict[str,
 
 
 def started_events(rig: TableRig) -> list[dict[str, Any]]:
-    return [e.data for e in rig.journal_events() if e.type == "controller.started"]
+    return [e.data for e in rig.records.journal_events() if e.type == "controller.started"]
 
 
 def last_started_seq(rig: TableRig) -> int:
-    return max(e.seq for e in rig.journal_events() if e.type == "controller.started")
+    return max(e.seq for e in rig.records.journal_events() if e.type == "controller.started")
 
 
 def deal_into_round(rig: TableRig, cards_in: int) -> None:
     """Deal until the round being dealt has `cards_in` cards (1-4: it cannot be complete)."""
     for _ in range(40):
-        rig.deal(1)
-        events = rig.journal_events()
+        rig.dealer.deal(1)
+        events = rig.records.journal_events()
         last = events[-1]
         if last.type == "card.dealt" and last.round is not None:
             placed = [e for e in events if e.round == last.round and e.type == "card.dealt"]
@@ -167,8 +169,8 @@ def deal_into_round(rig: TableRig, cards_in: int) -> None:
 def test_a_full_shoe_reaches_the_table_server_card_for_card(directory: Path) -> None:
     rig = started_rig(directory)
     try:
-        rig.deal_until_shoe_ends()
-        dealt = rig.dealt_cards()
+        rig.dealer.deal_until_shoe_ends()
+        dealt = rig.dealer.dealt_cards()
         received = check_delivery(rig)
         rounds = check_shoe(shoe_events(received, 1), dealt, ended=True)
         check_card_inputs(rig, [dealt])
@@ -187,27 +189,27 @@ def test_sigkill_mid_round_loses_and_repeats_nothing(directory: Path) -> None:
         # At rest mid-round, then a card drawn while the daemon is dead (it waits in the shoe).
         deal_into_round(rig, 2)
         rig.kill_daemon()
-        rig.deal(1, wait=False)
+        rig.dealer.deal(1, wait=False)
         # With a card on the wire: killed before, between or after storing and ACKing it.
         for delay in (None, 0.0, 0.001, 0.003, 0.006):
             if delay is not None:
                 deal_into_round(rig, 1)
-                rig.deal(1, wait=False)
+                rig.dealer.deal(1, wait=False)
                 time.sleep(delay)
                 rig.kill_daemon()
             rig.start_daemon()
             boots += 1
-            rig.settle()
+            rig.dealer.settle()
             started = started_events(rig)[-1]
             assert started["boot"] == boots
             assert started["recovered"] is True  # rebuilt from the journal
-            rig.deal(3)  # the round goes on with the next card
+            rig.dealer.deal(3)  # the round goes on with the next card
             # The shoe did not reboot (its HELLO is a repeat the link only ACKs), yet the
             # table hears it is there again.
-            since = [e for e in rig.journal_events() if e.seq > last_started_seq(rig)]
+            since = [e for e in rig.records.journal_events() if e.seq > last_started_seq(rig)]
             assert [e.data["serial"] for e in since if e.type == "device.connected"] == ["SIM0001"]
-        rig.deal_until_shoe_ends()
-        dealt = rig.dealt_cards()
+        rig.dealer.deal_until_shoe_ends()
+        dealt = rig.dealer.dealt_cards()
         received = check_delivery(rig)
         check_shoe(shoe_events(received, 1), dealt, ended=True)
         check_card_inputs(rig, [dealt])
@@ -223,11 +225,11 @@ def test_unplugging_the_scanner_mid_round_loses_nothing(directory: Path) -> None
         deal_into_round(rig, 3)
         unplugs = rig.shoe.request("status")["unplugs"]
         rig.shoe.request("unplug", seconds=0.3)
-        rig.deal(2, wait=False)  # drawn while the cable is out: the shoe keeps them
-        rig.settle()
+        rig.dealer.deal(2, wait=False)  # drawn while the cable is out: the shoe keeps them
+        rig.dealer.settle()
         assert rig.shoe.request("status")["unplugs"] == unplugs + 1
-        rig.deal_until_shoe_ends()
-        dealt = rig.dealt_cards()
+        rig.dealer.deal_until_shoe_ends()
+        dealt = rig.dealer.dealt_cards()
         received = check_delivery(rig)
         # The table tells the pit to stop dealing while the shoe is away; the cards drawn
         # meanwhile were kept by the shoe and came in once it was back: none missed (R10.5).
@@ -242,16 +244,16 @@ def test_unplugging_the_scanner_mid_round_loses_nothing(directory: Path) -> None
 def test_table_server_down_for_part_of_the_shoe(directory: Path) -> None:
     rig = started_rig(directory)
     try:
-        rig.deal(60)
+        rig.dealer.deal(60)
         rig.wait_delivered()
         rig.kill_receiver()
-        rig.deal(40)  # the table goes on; the events wait in the journal
-        backlog = rig.journal_events(after=rig.received_through())
+        rig.dealer.deal(40)  # the table goes on; the events wait in the journal
+        backlog = rig.records.journal_events(after=rig.records.received_through())
         assert any(event.type == "round.result" for event in backlog)
         port = rig.receiver_port
         assert rig.start_receiver(port) == port  # same port, same database
-        rig.deal_until_shoe_ends()
-        dealt = rig.dealt_cards()
+        rig.dealer.deal_until_shoe_ends()
+        dealt = rig.dealer.dealt_cards()
         received = check_delivery(rig)
         check_shoe(shoe_events(received, 1), dealt, ended=True)
         check_card_inputs(rig, [dealt])
@@ -263,13 +265,13 @@ def test_batch_shuffler_table_two_shoes(directory: Path) -> None:
     rig = started_rig(directory, batch_shuffler=True)
     try:
         assert rig.shuffler is not None
-        rig.shuffle()  # the first shoe's cards: nobody ended a shoe yet
-        rig.load_shoe()  # once the deck check passed (R2.4)
-        rig.deal_until_shoe_ends()
-        first = rig.dealt_cards()
-        rig.change_shoe()  # the daemon asked for the next shuffle at shoe.ended
-        rig.deal(30)
-        second = rig.dealt_cards()
+        rig.dealer.shuffle()  # the first shoe's cards: nobody ended a shoe yet
+        rig.dealer.load_shoe()  # once the deck check passed (R2.4)
+        rig.dealer.deal_until_shoe_ends()
+        first = rig.dealer.dealt_cards()
+        rig.dealer.change_shoe()  # the daemon asked for the next shuffle at shoe.ended
+        rig.dealer.deal(30)
+        second = rig.dealer.dealt_cards()
         received = check_delivery(rig)
         check_shoe(shoe_events(received, 1), first, ended=True)
         check_shoe(shoe_events(received, 2), second, ended=False)
@@ -287,16 +289,16 @@ def test_rfid_shoe_with_a_deck_registry(directory: Path) -> None:
         deal_into_round(rig, 2)
         rig.kill_daemon()  # the tags seen so far come back from the journal, not a cache
         rig.start_daemon()
-        rig.deal_until_shoe_ends()
-        dealt = rig.dealt_cards()  # UIDs looked up in the simulator's own registry files
+        rig.dealer.deal_until_shoe_ends()
+        dealt = rig.dealer.dealt_cards()  # UIDs looked up in the simulator's own registry files
         received = check_delivery(rig)
         check_shoe(shoe_events(received, 1), dealt, ended=True)
-        uids = [item["uid"] for item in rig.journal_inputs() if item["type"] == "card"]
+        uids = [item["uid"] for item in rig.records.journal_inputs() if item["type"] == "card"]
         assert len(uids) == len(set(uids)) == len(dealt)  # no card twice, none foreign
         check_card_inputs(rig, [dealt])
         assert [s["recovered"] for s in started_events(rig)] == [False, True]
         # The stored link state is the session and the shoe's identity, not every tag seen.
-        assert set(rig.link_states()["scanner"]) == {"session", "identity"}
+        assert set(rig.records.link_states()["scanner"]) == {"session", "identity"}
     finally:
         rig.close()
 
@@ -307,8 +309,8 @@ def test_sigterm_mid_round_then_restart_continues(directory: Path) -> None:
         deal_into_round(rig, 3)
         assert rig.stop_daemon() == 0  # SIGTERM (systemctl stop): a clean exit mid-round
         rig.start_daemon()
-        rig.deal_until_shoe_ends()
-        dealt = rig.dealt_cards()
+        rig.dealer.deal_until_shoe_ends()
+        dealt = rig.dealer.dealt_cards()
         received = check_delivery(rig)
         check_shoe(shoe_events(received, 1), dealt, ended=True)
         assert [s["recovered"] for s in started_events(rig)] == [False, True]
@@ -319,8 +321,8 @@ def test_sigterm_mid_round_then_restart_continues(directory: Path) -> None:
 def test_squeeze_cards_reach_the_server_only_once_revealed(directory: Path) -> None:
     rig = started_rig(directory, squeeze=True)  # the rig's dealer presses REVEAL (R15)
     try:
-        rig.deal_until_shoe_ends()
-        dealt = rig.dealt_cards()
+        rig.dealer.deal_until_shoe_ends()
+        dealt = rig.dealer.dealt_cards()
         received = check_delivery(rig)
         check_shoe(shoe_events(received, 1), dealt, ended=True, squeeze=True)
         check_card_inputs(rig, [dealt])

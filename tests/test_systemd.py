@@ -174,7 +174,7 @@ def test_daemon_speaks_sd_notify(short_dir: Path, kind: str) -> None:
         assert "backlog" in ready.fields["STATUS"]
         assert "scanner" in ready.fields["STATUS"]
         # The watchdog is pinged from the loop, again and again, while the table deals.
-        rig.deal(12)
+        rig.dealer.deal(12)
         pings = [notify.wait_for("WATCHDOG", "1") for _ in range(3)]
         assert {ping.pid for ping in pings} == {pid}
         status = notify.wait_for("STATUS")
@@ -229,7 +229,7 @@ def test_a_notify_socket_nobody_reads_does_not_stop_the_table(short_dir: Path) -
     rig = TableRig(short_dir, RigOptions())
     try:
         rig.start(daemon_env={**notify.env(), "WATCHDOG_USEC": "20000"})  # a ping every 10 ms
-        rig.deal(40)  # seconds of pings: the queue is long full
+        rig.dealer.deal(40)  # seconds of pings: the queue is long full
         assert rig.stop_daemon() == 0
     finally:
         rig.close()

@@ -59,19 +59,19 @@ def _follow(rig: TableRig, options: DemoOptions, out: TextIO) -> int:
 
     def show() -> None:
         nonlocal printed, rounds
-        for event in rig.received_events(after=printed):
+        for event in rig.records.received_events(after=printed):
             printed = event["seq"]
             rounds += event["type"] == "round.result"
             line = _describe(event, road)
             if line:
                 click.echo(line, file=out)
 
-    while options.shoes is None or rig.shoes_ended < options.shoes:
-        ended = rig.shoes_ended
-        rig.deal(1)
-        if rig.shoes_ended > ended:
-            more = options.shoes is None or rig.shoes_ended < options.shoes
-            rig.change_shoe(load=more)
+    while options.shoes is None or rig.records.shoes_ended < options.shoes:
+        ended = rig.records.shoes_ended
+        rig.dealer.deal(1)
+        if rig.records.shoes_ended > ended:
+            more = options.shoes is None or rig.records.shoes_ended < options.shoes
+            rig.dealer.change_shoe(load=more)
         show()
         time.sleep(options.pace)
     # The last shoe's events on their way to the table server: show them too.

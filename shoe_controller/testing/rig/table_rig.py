@@ -5,9 +5,7 @@ daemon's configuration are the rig's own knowledge) and hands the rest to its pa
 processes (`RigProcesses`), the dealer (`Dealer`) and the readers of what was stored
 (`TableRecords`).
 
-Why TableRig has over thirty methods: the demo, the end-to-end tests and the bench call the
-dealer's and the readers' methods on the rig itself (`rig.deal()`, `rig.journal_events()`),
-so it keeps one-line hand-offs for those; the work is in the parts.
+Callers reach the parts directly: `rig.dealer.deal()`, `rig.records.journal_events()`.
 """
 
 from __future__ import annotations
@@ -21,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from drivers.sim.control import SimControlClient
-from shoe_controller.store.journal import Journal, StoredEvent
+from shoe_controller.store.journal import StoredEvent
 from shoe_controller.testing.rig.config import TABLE_ID, RigOptions, toml_text
-from shoe_controller.testing.rig.dealer import Dealer, Dealt
-from shoe_controller.testing.rig.processes import START_TIMEOUT_S, RigProcesses
+from shoe_controller.testing.rig.dealer import Dealer
+from shoe_controller.testing.rig.processes import START_TIMEOUT_S, RigError, RigProcesses
 from shoe_controller.testing.rig.records import TableRecords
 from shoe_controller.vocab.events import EventType
 
@@ -45,18 +43,21 @@ class TableRig:
         self.daemon: subprocess.Popen[str] | None = None
         self.shoe: SimControlClient | None = None
         self.shuffler: SimControlClient | None = None
-        self.dealer: Dealer | None = None  # once the simulators run
+        self._dealer: Dealer | None = None  # once the simulators run
         self._sims: dict[str, subprocess.Popen[str]] = {}
         self._processes = RigProcesses(self.directory)
-        self._records = TableRecords(self.directory / "journal.db", self.receiver_db)
+        self.records = TableRecords(self.directory / "journal.db", self.receiver_db)
+
+    @property
+    def dealer(self) -> Dealer:
+        """The dealer at the simulated shoe (and shuffler), once the simulators run."""
+        if self._dealer is None:
+            raise RigError("no dealer yet: start the simulators first")
+        return self._dealer
 
     def port_of(self, device: str) -> Path:
         """The pty symlink the daemon opens for `device` ("shoe" or "shuffler")."""
         return self.directory / device
-
-    def use_journal(self, path: str | os.PathLike[str]) -> None:
-        """Point the next configuration (and the rig's reader) at another journal file."""
-        self._records.use_journal(path)
 
     # ------------------------------------------------------------------ life cycle
 
@@ -84,7 +85,7 @@ class TableRig:
             if client is not None:
                 client.close()
         self._processes.stop(p for p in (self.daemon, *self._sims.values(), self.receiver) if p)
-        self._records.close()
+        self.records.close()
 
     def __enter__(self) -> TableRig:
         return self.start()
@@ -163,8 +164,8 @@ class TableRig:
                     str(options.shuffle_time),
                 ],
             )
-        self.dealer = Dealer(
-            self.shoe, self.shuffler, self._records, self._processes, self.registry_dir
+        self._dealer = Dealer(
+            self.shoe, self.shuffler, self.records, self._processes, self.registry_dir
         )
 
     def _start_sim(self, name: str, args: Sequence[str]) -> SimControlClient:
@@ -207,7 +208,7 @@ class TableRig:
                 **({"registry": str(self.registry_dir)} if options.scanner_kind == "rfid" else {}),
             },
             "server": {"url": self.receiver_url, "key_file": str(self.key_file)},
-            "journal": {"path": str(self._records.journal_path)},
+            "journal": {"path": str(self.records.journal_path)},
             "control": {"socket": str(self.directory / "control.sock")},
             "log": {"format": "json", "level": options.log_level},
         }
@@ -224,7 +225,7 @@ class TableRig:
 
     def start_daemon(self, env: Mapping[str, str] | None = None, *, wait: bool = True) -> None:
         """`shoe-controller run`; with `wait`, returns once its controller.started is stored."""
-        before = self._records.last_seq()
+        before = self.records.last_seq()
         self.daemon = self._processes.spawn(
             "daemon",
             ["-m", "shoe_controller.cli.main", "run", "--config", str(self.config_path)],
@@ -240,7 +241,7 @@ class TableRig:
         found: list[StoredEvent] = []
 
         def started() -> bool:
-            journal = self.journal()
+            journal = self.records.journal()
             if journal is None:
                 return False
             found[:] = [
@@ -271,74 +272,10 @@ class TableRig:
         """Poll `condition`; RigError if a process dies or `timeout` seconds pass."""
         self._processes.wait_until(condition, what, timeout)
 
-    # ------------------------------------------------------------------ the dealer (Dealer)
-
-    def deal(self, count: int = 1, *, wait: bool = True) -> list[StoredEvent]:
-        """Draw `count` cards, in lock step unless not `wait`; returns the journal's new events."""
-        assert self.dealer is not None
-        return self.dealer.deal(count, wait=wait)
-
-    def settle(self, timeout: float = START_TIMEOUT_S) -> list[StoredEvent]:
-        """Wait until every card asked for is dealt and every device frame acknowledged."""
-        assert self.dealer is not None
-        return self.dealer.settle(timeout)
-
-    def deal_until_shoe_ends(self, max_cards: int = 1000) -> list[StoredEvent]:
-        """Deal in lock step until the journal has one more shoe.ended; returns the events."""
-        assert self.dealer is not None
-        return self.dealer.deal_until_shoe_ends(max_cards)
-
-    def change_shoe(self, *, load: bool = True) -> None:
-        """The dealer's part at the end of a shoe: take it out and load the next one."""
-        assert self.dealer is not None
-        self.dealer.change_shoe(load=load)
-
-    def load_shoe(self) -> None:
-        """Load a shoe; a batch-shuffler table first waits for a passing deck check."""
-        assert self.dealer is not None
-        self.dealer.load_shoe()
-
-    def shuffle(self) -> None:
-        """Start the shuffler by hand (a table's first shoe: nobody ended a shoe yet)."""
-        assert self.dealer is not None
-        self.dealer.shuffle()
-
-    def dealt_cards(self) -> list[Dealt]:
-        """The cards of the shoe's current load as the simulator sent them (its `dealt`)."""
-        assert self.dealer is not None
-        return self.dealer.dealt_cards()
-
-    # ------------------------------------------------------------------ reading (TableRecords)
-
-    @property
-    def shoes_ended(self) -> int:
-        """shoe.ended events seen in the journal."""
-        return self._records.shoes_ended
-
-    def journal(self) -> Journal | None:
-        """The daemon's journal, read-only, once the daemon has made it (else None)."""
-        return self._records.journal()
-
-    def journal_events(self, after: int = 0) -> list[StoredEvent]:
-        return self._records.journal_events(after)
-
-    def journal_inputs(self) -> list[dict[str, Any]]:
-        """Every input the journal holds, in order (as JSON, with its `type`)."""
-        return self._records.journal_inputs()
-
-    def link_states(self) -> dict[str, dict[str, Any]]:
-        """What the journal keeps of each device's link (session, identity)."""
-        return self._records.link_states()
-
-    def received_events(self, after: int = 0) -> list[dict[str, Any]]:
-        """What the table server stored, in seq order (PUSH_API.md form)."""
-        return self._records.received_events(after)
-
-    def received_through(self) -> int:
-        return self._records.received_through()
-
     def wait_delivered(self, timeout: float = START_TIMEOUT_S) -> int:
         """Wait until the table server acknowledged every event in the journal; returns the seq."""
-        last = self._records.last_seq()
-        self.wait_until(lambda: self.received_through() >= last, "the events to arrive", timeout)
+        last = self.records.last_seq()
+        self.wait_until(
+            lambda: self.records.received_through() >= last, "the events to arrive", timeout
+        )
         return last
