@@ -24,8 +24,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from drivers.sim.devices import ShoeSim, SimConfig, make_device
+from drivers.sim.base import SimConfig
+from drivers.sim.devices import make_device
 from drivers.sim.pty import SimRunner
+from drivers.sim.shoe import ShoeSim
 from drivers.wire.messages import ButtonId, DeviceKind
 from shoe_controller.delivery.publisher import Publisher, PushConfig
 from shoe_controller.service.config import DeviceSection, from_mapping

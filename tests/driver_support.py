@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from drivers.adapters import Reading, TextAdapter
-from drivers.sim.devices import SimConfig, SimDevice, make_device
+from drivers.sim.base import SimConfig, SimDevice
+from drivers.sim.devices import make_device
 from drivers.transports.base import Transport
 from drivers.transports.connection import ConnectionStatus, DeviceConnection
 from drivers.transports.serial import SerialTransport

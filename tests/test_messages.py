@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from drivers.wire.fields import is_reliable
 from drivers.wire.messages import (
     MESSAGE_CLASSES,
     Ack,
@@ -18,7 +19,6 @@ from drivers.wire.messages import (
     DeviceKind,
     Fault,
     FaultCleared,
-    FaultCode,
     Heartbeat,
     Hello,
     Indicate,
@@ -38,8 +38,8 @@ from drivers.wire.messages import (
     UnknownMessageTypeError,
     decode_message,
     encode_message,
-    is_reliable,
 )
+from shoe_controller.vocab.protocol import FaultCode
 
 COUNTS = tuple(range(52))
 

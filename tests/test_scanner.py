@@ -30,6 +30,7 @@ from shoe_controller.vocab.inputs import (
     input_from_json,
     input_to_json,
 )
+from shoe_controller.vocab.protocol import FaultCode
 
 SAMPLE = Path(__file__).resolve().parent.parent / "config" / "decks"
 
@@ -224,7 +225,7 @@ def test_shoe_states_buttons_and_faults() -> None:
     assert translator.translate(m.Button(m.ButtonId.CALL_SUPERVISOR), 2.0) == [
         ButtonPressed(at=2.0, device="shoe-7", button=Button.CALL_SUPERVISOR)
     ]
-    fault = m.Fault(m.FaultCode.JAM, m.Severity.ERROR, "jam at the exit")
+    fault = m.Fault(FaultCode.JAM, m.Severity.ERROR, "jam at the exit")
     assert translator.translate(fault, 3.0) == [
         DeviceFault(at=3.0, device="shoe-7", code=1, severity=2, text="jam at the exit")
     ]

@@ -24,6 +24,7 @@ from shoe_controller.vocab.inputs import (
     input_from_json,
     input_to_json,
 )
+from shoe_controller.vocab.protocol import FaultCode
 
 SAMPLE = Path(__file__).resolve().parent.parent / "config" / "decks"
 
@@ -124,7 +125,7 @@ def test_done_checks_the_decks_its_start_announced() -> None:
 
 def test_shuffler_faults_hello_and_commands() -> None:
     translator = ShufflerTranslator()
-    fault = m.Fault(m.FaultCode.CARD_DROPPED_DURING_SHUFFLE, m.Severity.CRITICAL, "card fell")
+    fault = m.Fault(FaultCode.CARD_DROPPED_DURING_SHUFFLE, m.Severity.CRITICAL, "card fell")
     assert translator.translate(fault, 1.0) == [
         DeviceFault(at=1.0, device="shuffler", code=0x0102, severity=3, text="card fell")
     ]

@@ -7,15 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from drivers.sim.devices import (
-    ShoeSim,
-    ShufflerDealerSim,
-    ShufflerSim,
-    SimCard,
-    SimConfig,
-    SimDevice,
-    make_device,
-)
+from drivers.sim.base import SimCard, SimConfig, SimDevice
+from drivers.sim.devices import make_device
+from drivers.sim.shoe import ShoeSim
+from drivers.sim.shufflers import ShufflerDealerSim, ShufflerSim
 from drivers.sim.uids import deck_serials, registry_rows, uid_for, write_registry
 from drivers.wire.link import HostLink, LinkConfig
 from drivers.wire.messages import (
@@ -27,7 +22,6 @@ from drivers.wire.messages import (
     DeviceKind,
     Fault,
     FaultCleared,
-    FaultCode,
     Heartbeat,
     Hello,
     Indicate,
@@ -42,6 +36,7 @@ from drivers.wire.messages import (
     ShuffleStarted,
     StatusRequest,
 )
+from shoe_controller.vocab.protocol import FaultCode
 
 
 class Bench:

@@ -12,7 +12,8 @@ import sys
 from collections.abc import Sequence
 from types import FrameType
 
-from drivers.sim.devices import SimConfig, make_device
+from drivers.sim.base import SimConfig
+from drivers.sim.devices import make_device
 from drivers.sim.pty import SimRunner
 from drivers.sim.uids import write_registry
 from drivers.wire.link import LinkConfig

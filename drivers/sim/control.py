@@ -32,7 +32,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drivers.sim.devices import ShoeSim, ShufflerDealerSim, ShufflerSim, SimDevice
+from drivers.sim.base import SimDevice
+from drivers.sim.shoe import ShoeSim
+from drivers.sim.shufflers import ShufflerDealerSim, ShufflerSim
 from drivers.sim.uids import write_registry
 from drivers.sim.wire import LineFaults
 from drivers.wire.messages import ButtonId, Card, CardFlags, Severity, ShuffleResult

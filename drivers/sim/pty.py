@@ -29,8 +29,8 @@ from pathlib import Path
 from queue import Empty, SimpleQueue
 from typing import Any, TypeVar
 
+from drivers.sim.base import SimDevice
 from drivers.sim.control import execute
-from drivers.sim.devices import SimDevice
 
 R = TypeVar("R")
 MAX_SLEEP = 0.05

@@ -26,7 +26,7 @@ from typing import Any
 import usb.backend
 import usb.core
 
-from drivers.sim.devices import SimDevice
+from drivers.sim.base import SimDevice
 
 BULK_OUT = 0x01
 BULK_IN = 0x81

@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, NamedTuple
 
+from drivers.wire.fields import is_reliable
 from drivers.wire.framing import (
     FRAME_VERSION,
     CobsError,
@@ -51,7 +52,6 @@ from drivers.wire.messages import (
     MessageError,
     MessageType,
     decode_message,
-    is_reliable,
 )
 
 _ACK = MessageType.ACK

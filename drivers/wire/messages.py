@@ -1,7 +1,7 @@
 """Typed messages of the shoe link protocol (PROTOCOL.md v1) and their exact payload encoding.
 
-Kept whole though over 500 lines: one frozen dataclass per PROTOCOL.md message, in the
-spec's order, so the module and the spec's tables are read side by side.
+One frozen dataclass per PROTOCOL.md message, in the spec's order, so the module and the
+spec's tables are read side by side; the field values and the payload reader are fields.py's.
 
 Every message is a frozen dataclass. ``message.encode_payload()`` gives the payload bytes
 and ``decode_message(message_type, payload)`` turns them back into a message; a payload
@@ -16,167 +16,32 @@ from __future__ import annotations
 import struct
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from enum import IntEnum, IntFlag
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
-from shoe_controller.vocab.protocol import FaultCode, IndicatePattern, Severity
+from drivers.wire.fields import (
+    KNOWN_CARD_FLAGS,
+    PROTOCOL_VERSION,
+    SHUFFLE_COUNTS,
+    UID_MAX_LEN,
+    UID_MIN_LEN,
+    ButtonId,
+    CardEncoding,
+    CardFlags,
+    DeviceKind,
+    MessageError,
+    MessageType,
+    PayloadReader,
+    ShoeState,
+    ShuffleResult,
+    UnknownMessageTypeError,
+    check_int,
+    decode_enum,
+    encode_string,
+    fault_code,
+)
+from shoe_controller.vocab.protocol import IndicatePattern, Severity
 
-PROTOCOL_VERSION = 1
-SHUFFLE_COUNTS = 52
-UID_MIN_LEN = 4
-UID_MAX_LEN = 10
-
-
-class MessageError(ValueError):
-    """A payload that does not follow PROTOCOL.md (wrong length, unknown value, bad UTF-8)."""
-
-
-class UnknownMessageTypeError(MessageError):
-    """A frame type that PROTOCOL.md v1 does not define."""
-
-
-class MessageType(IntEnum):
-    """Frame type byte."""
-
-    HELLO = 0x01
-    HEARTBEAT = 0x02
-    ACK = 0x06
-    NAK = 0x15
-    CARD = 0x10
-    CUT_CARD = 0x11
-    SHOE = 0x12
-    BUTTON = 0x13
-    SHUFFLE_STARTED = 0x20
-    SHUFFLE_DONE = 0x21
-    FAULT = 0x30
-    FAULT_CLEARED = 0x31
-    INDICATE = 0x40
-    STATUS_REQUEST = 0x41
-    SHUFFLE = 0x42
-
-
-class DeviceKind(IntEnum):
-    """HELLO ``kind``."""
-
-    RFID_SHOE = 1
-    OPTICAL_SHOE = 2
-    BATCH_SHUFFLER = 3
-    SHUFFLER_DEALER = 4  # cards leave it face up; CARD like a shoe, never CUT_CARD
-
-
-class CardFlags(IntFlag):
-    """CARD ``flags`` bits."""
-
-    NONE = 0
-    FACE_UP = 0x01  # left the shoe face up (R4)
-    LOW_CONFIDENCE = 0x02  # optical read unsure
-    MULTI = 0x04  # more than one card sensed in the same draw (R10.2)
-
-
-KNOWN_CARD_FLAGS = int(CardFlags.FACE_UP | CardFlags.LOW_CONFIDENCE | CardFlags.MULTI)
 _CARD_FLAGS = tuple(CardFlags(value) for value in range(KNOWN_CARD_FLAGS + 1))
-
-
-class CardEncoding(IntEnum):
-    """CARD ``encoding``: how the card identity follows."""
-
-    RANK_SUIT = 1
-    UID = 2
-
-
-class ShoeState(IntEnum):
-    """SHOE ``state``."""
-
-    REMOVED = 0
-    LOADED = 1
-    EMPTY = 2
-    COVER_OPEN = 3
-    COVER_CLOSED = 4
-
-
-class ButtonId(IntEnum):
-    """BUTTON ``button``."""
-
-    REVEAL = 1  # dealer confirms the cards are open
-    CALL_SUPERVISOR = 2
-
-
-class ShuffleResult(IntEnum):
-    """SHUFFLE_DONE ``result``."""
-
-    OK = 0
-    CARDS_MISSING = 1
-    EXTRA_CARDS = 2
-    UNKNOWN_CARD = 3
-    DAMAGED_CARD = 4
-
-
-# --- encoding helpers -----------------------------------------------------------------
-
-
-def _check_int(name: str, value: int, bits: int) -> None:
-    if not isinstance(value, int) or not 0 <= value < (1 << bits):
-        raise MessageError(f"{name}={value!r} does not fit u{bits}")
-
-
-_E = TypeVar("_E", bound=IntEnum)
-
-
-def _enum(enum_type: type[_E], name: str, value: int) -> _E:
-    try:
-        return enum_type(value)
-    except ValueError:
-        raise MessageError(f"unknown {name} {value}") from None
-
-
-def _encode_string(name: str, text: str) -> bytes:
-    raw = text.encode("utf-8")
-    if len(raw) > 255:
-        raise MessageError(f"{name} is {len(raw)} bytes of UTF-8, at most 255 fit")
-    return bytes((len(raw),)) + raw
-
-
-class _Reader:
-    """Reads a payload front to back; every shortfall is a ``MessageError``."""
-
-    __slots__ = ("name", "payload", "pos")
-
-    def __init__(self, name: str, payload: bytes) -> None:
-        self.name = name
-        self.payload = payload
-        self.pos = 0
-
-    def take(self, count: int) -> bytes:
-        end = self.pos + count
-        if end > len(self.payload):
-            raise MessageError(
-                f"{self.name} payload too short: needs {end} bytes, has {len(self.payload)}"
-            )
-        chunk = self.payload[self.pos : end]
-        self.pos = end
-        return chunk
-
-    def u8(self) -> int:
-        return self.take(1)[0]
-
-    def u16(self) -> int:
-        return int.from_bytes(self.take(2), "little")
-
-    def u32(self) -> int:
-        return int.from_bytes(self.take(4), "little")
-
-    def string(self, field_name: str) -> str:
-        raw = self.take(self.u8())
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise MessageError(f"{self.name} {field_name} is not UTF-8: {exc}") from None
-
-    def end(self) -> None:
-        if self.pos != len(self.payload):
-            raise MessageError(
-                f"{self.name} payload has {len(self.payload) - self.pos} trailing bytes"
-            )
 
 
 # --- messages --------------------------------------------------------------------------
@@ -217,24 +82,24 @@ class Hello(Message):
     FROM_DEVICE: ClassVar[bool] = True
 
     def encode_payload(self) -> bytes:
-        _check_int("proto", self.proto, 8)
-        _check_int("kind", self.kind, 8)
-        _check_int("boot_id", self.boot_id, 32)
+        check_int("proto", self.proto, 8)
+        check_int("kind", self.kind, 8)
+        check_int("boot_id", self.boot_id, 32)
         return (
             struct.pack("<BBI", self.proto, self.kind, self.boot_id)
-            + _encode_string("vendor", self.vendor)
-            + _encode_string("model", self.model)
-            + _encode_string("serial", self.serial)
-            + _encode_string("firmware", self.firmware)
+            + encode_string("vendor", self.vendor)
+            + encode_string("model", self.model)
+            + encode_string("serial", self.serial)
+            + encode_string("firmware", self.firmware)
         )
 
     @classmethod
     def decode_payload(cls, payload: bytes) -> Hello:
-        reader = _Reader("HELLO", payload)
+        reader = PayloadReader("HELLO", payload)
         proto = reader.u8()
         if proto != PROTOCOL_VERSION:
             raise MessageError(f"HELLO announces protocol {proto}, this host speaks 1")
-        kind = _enum(DeviceKind, "device kind", reader.u8())
+        kind = decode_enum(DeviceKind, "device kind", reader.u8())
         boot_id = reader.u32()
         vendor = reader.string("vendor")
         model = reader.string("model")
@@ -254,7 +119,7 @@ class Heartbeat(Message):
     FROM_DEVICE: ClassVar[bool] = True
 
     def encode_payload(self) -> bytes:
-        _check_int("uptime_ms", self.uptime_ms, 32)
+        check_int("uptime_ms", self.uptime_ms, 32)
         return self.uptime_ms.to_bytes(4, "little")
 
     @classmethod
@@ -341,7 +206,7 @@ class CutCard(Message):
     FROM_DEVICE: ClassVar[bool] = True
 
     def encode_payload(self) -> bytes:
-        _check_int("counter", self.counter, 32)
+        check_int("counter", self.counter, 32)
         return self.counter.to_bytes(4, "little")
 
     @classmethod
@@ -361,14 +226,14 @@ class Shoe(Message):
     FROM_DEVICE: ClassVar[bool] = True
 
     def encode_payload(self) -> bytes:
-        _check_int("state", self.state, 8)
+        check_int("state", self.state, 8)
         return bytes((self.state,))
 
     @classmethod
     def decode_payload(cls, payload: bytes) -> Shoe:
         if len(payload) != 1:
             raise MessageError(f"SHOE payload must be 1 byte, got {len(payload)}")
-        return cls(_enum(ShoeState, "shoe state", payload[0]))
+        return cls(decode_enum(ShoeState, "shoe state", payload[0]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,14 +246,14 @@ class Button(Message):
     FROM_DEVICE: ClassVar[bool] = True
 
     def encode_payload(self) -> bytes:
-        _check_int("button", self.button, 8)
+        check_int("button", self.button, 8)
         return bytes((self.button,))
 
     @classmethod
     def decode_payload(cls, payload: bytes) -> Button:
         if len(payload) != 1:
             raise MessageError(f"BUTTON payload must be 1 byte, got {len(payload)}")
-        return cls(_enum(ButtonId, "button", payload[0]))
+        return cls(decode_enum(ButtonId, "button", payload[0]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,8 +267,8 @@ class ShuffleStarted(Message):
     FROM_DEVICE: ClassVar[bool] = True
 
     def encode_payload(self) -> bytes:
-        _check_int("shuffle_id", self.shuffle_id, 32)
-        _check_int("decks", self.decks, 8)
+        check_int("shuffle_id", self.shuffle_id, 32)
+        check_int("decks", self.decks, 8)
         return struct.pack("<IB", self.shuffle_id, self.decks)
 
     @classmethod
@@ -434,12 +299,12 @@ class ShuffleDone(Message):
             raise MessageError(f"SHUFFLE_DONE needs 52 counts, got {len(self.counts)}")
 
     def encode_payload(self) -> bytes:
-        _check_int("shuffle_id", self.shuffle_id, 32)
-        _check_int("result", self.result, 8)
-        _check_int("decks", self.decks, 8)
-        _check_int("total", self.total, 16)
+        check_int("shuffle_id", self.shuffle_id, 32)
+        check_int("result", self.result, 8)
+        check_int("decks", self.decks, 8)
+        check_int("total", self.total, 16)
         for count in self.counts:
-            _check_int("count", count, 8)
+            check_int("count", count, 8)
         return _SHUFFLE_DONE.pack(
             self.shuffle_id, self.result, self.decks, self.total, *self.counts
         )
@@ -453,7 +318,7 @@ class ShuffleDone(Message):
         shuffle_id, result, decks, total, *counts = _SHUFFLE_DONE.unpack(payload)
         return cls(
             shuffle_id,
-            _enum(ShuffleResult, "shuffle result", result),
+            decode_enum(ShuffleResult, "shuffle result", result),
             decks,
             total,
             tuple(counts),
@@ -477,15 +342,15 @@ class Fault(Message):
     FROM_DEVICE: ClassVar[bool] = True
 
     def encode_payload(self) -> bytes:
-        _check_int("code", self.code, 16)
-        _check_int("severity", self.severity, 8)
-        return struct.pack("<HB", self.code, self.severity) + _encode_string("text", self.text)
+        check_int("code", self.code, 16)
+        check_int("severity", self.severity, 8)
+        return struct.pack("<HB", self.code, self.severity) + encode_string("text", self.text)
 
     @classmethod
     def decode_payload(cls, payload: bytes) -> Fault:
-        reader = _Reader("FAULT", payload)
+        reader = PayloadReader("FAULT", payload)
         code = fault_code(reader.u16())
-        severity = _enum(Severity, "severity", reader.u8())
+        severity = decode_enum(Severity, "severity", reader.u8())
         text = reader.string("text")
         reader.end()
         return cls(code, severity, text)
@@ -501,7 +366,7 @@ class FaultCleared(Message):
     FROM_DEVICE: ClassVar[bool] = True
 
     def encode_payload(self) -> bytes:
-        _check_int("code", self.code, 16)
+        check_int("code", self.code, 16)
         return self.code.to_bytes(2, "little")
 
     @classmethod
@@ -521,7 +386,7 @@ class Ack(Message):
     FROM_DEVICE: ClassVar[bool] = False  # both sides send it
 
     def encode_payload(self) -> bytes:
-        _check_int("acked_seq", self.acked_seq, 8)
+        check_int("acked_seq", self.acked_seq, 8)
         return bytes((self.acked_seq,))
 
     @classmethod
@@ -559,15 +424,15 @@ class Indicate(Message):
     FROM_DEVICE: ClassVar[bool] = False
 
     def encode_payload(self) -> bytes:
-        _check_int("pattern", self.pattern, 8)
-        _check_int("arg", self.arg, 8)
+        check_int("pattern", self.pattern, 8)
+        check_int("arg", self.arg, 8)
         return bytes((self.pattern, self.arg))
 
     @classmethod
     def decode_payload(cls, payload: bytes) -> Indicate:
         if len(payload) != 2:
             raise MessageError(f"INDICATE payload must be 2 bytes, got {len(payload)}")
-        return cls(_enum(IndicatePattern, "indicate pattern", payload[0]), payload[1])
+        return cls(decode_enum(IndicatePattern, "indicate pattern", payload[0]), payload[1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -597,7 +462,7 @@ class Shuffle(Message):
     FROM_DEVICE: ClassVar[bool] = False
 
     def encode_payload(self) -> bytes:
-        _check_int("decks", self.decks, 8)
+        check_int("decks", self.decks, 8)
         return bytes((self.decks,))
 
     @classmethod
@@ -627,21 +492,6 @@ MESSAGE_CLASSES: dict[int, type[Message]] = {
         Shuffle,
     )
 }
-
-UNRELIABLE_TYPES = frozenset({MessageType.ACK, MessageType.NAK})
-
-
-def fault_code(code: int) -> int:
-    """``FaultCode`` member for a protocol-defined code, the int itself otherwise."""
-    try:
-        return FaultCode(code)
-    except ValueError:
-        return code
-
-
-def is_reliable(message_type: int) -> bool:
-    """Every frame except ACK and NAK is reliable (numbered and acknowledged)."""
-    return message_type not in UNRELIABLE_TYPES
 
 
 def decode_message(message_type: int, payload: bytes) -> Message:
