@@ -55,12 +55,13 @@ class Context:
         self.config = config
         self.book = ShoeBook(number=last_shoe + 1)
         self.devices = devices
+        # Each machine lives on through the trigger it gives its model.
         self._life = MachineModel()
-        self._life_machine = build_lifecycle(self._life)
+        build_lifecycle(self._life)
         self._holds = MachineModel()
-        self._holds_machine = build_holds(self._holds)
+        build_holds(self._holds)
         self._prep = MachineModel()
-        self._prep_machine = build_preparation(self._prep)
+        build_preparation(self._prep)
         self.events: list[Event] = []
         self.at = EPOCH
         self.refused = False

@@ -33,20 +33,14 @@ def void_all(ctx: Context, reason: str) -> None:
     if current is None:
         return
     current.insurance_void = True
-    for item in current.offers:
-        if item.status != "voided":
-            item.status = "voided"
-            ctx.emit(EventType.INSURANCE_VOIDED, _offer_data(item, reason))
+    _void(ctx, [item for item in current.offers if item.status != "voided"], reason)
 
 
 def void_open(ctx: Context, reason: str) -> None:
     """The open windows are void: a card dealt into them (R16.8), or the round voided."""
     current = ctx.book.round
-    if current is None:
-        return
-    for item in current.open_offers():
-        item.status = "voided"
-        ctx.emit(EventType.INSURANCE_VOIDED, _offer_data(item, reason))
+    if current is not None:
+        _void(ctx, current.open_offers(), reason)
 
 
 def close_open(ctx: Context, reason: str) -> None:
@@ -57,6 +51,12 @@ def close_open(ctx: Context, reason: str) -> None:
     for item in current.open_offers():
         item.status = "closed"
         ctx.emit(EventType.INSURANCE_CLOSED, _offer_data(item, reason))
+
+
+def _void(ctx: Context, offers: list[Offer], reason: str) -> None:
+    for item in offers:
+        item.status = "voided"
+        ctx.emit(EventType.INSURANCE_VOIDED, _offer_data(item, reason))
 
 
 def _offer_data(item: Offer, reason: str) -> dict[str, Any]:
