@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.translate.registry import DeckRegistry
-from drivers.translate.scanner import COUNTER_WENT_BACK, UNEXPECTED_MESSAGE, ScannerTranslator
+from drivers.translate.scanner import UNEXPECTED_MESSAGE, ScannerTranslator
 from drivers.translate.shuffler import ShufflerTranslator
 from drivers.wire import messages as m
 from drivers.wire.framing import encode_frame
@@ -188,17 +188,30 @@ def test_without_a_loaded_shoe_the_first_counter_is_taken_as_is() -> None:
     assert isinstance(translator.translate(optical(42, "AS"), 1.0)[0], CardsMissed)
 
 
-def test_counter_going_back_is_a_fault_and_the_card_still_counts() -> None:
+def test_a_counter_not_above_the_last_is_passed_on_for_the_table_to_judge() -> None:
     translator = ScannerTranslator()
     loaded(translator)
     translator.translate(optical(1, "AS"), 1.0)
     translator.translate(optical(2, "AS"), 1.0)
-    fault, card = translator.translate(optical(1, "5D"), 2.0)
-    assert isinstance(fault, DeviceFault)
-    assert fault.code == COUNTER_WENT_BACK
-    assert "from 2 to 1" in fault.text
-    assert card.card == parse_card("5D")
-    assert translator.last_counter == 1
+    # No host fault (nothing would ever clear it): the card as it came, the table decides.
+    (card,) = translator.translate(optical(1, "5D"), 2.0)
+    assert card == CardDrawn(at=2.0, device="scanner", card=parse_card("5D"), counter=1)
+    assert translator.last_counter == 2  # a lie does not become the count
+    (again,) = translator.translate(optical(2, "5D"), 3.0)
+    assert again.counter == 2
+    missed, _ = translator.translate(optical(4, "5D"), 4.0)  # the gap from the true count
+    assert missed == CardsMissed(at=4.0, device="scanner", count=1, after_counter=2)
+
+
+def test_a_double_read_tag_is_not_flagged_as_a_duplicate(registry: DeckRegistry) -> None:
+    translator = ScannerTranslator(registry=registry, kind="rfid")
+    loaded(translator)
+    uid = uid_of("KD", registry)
+    (first,) = translator.translate(m.Card(1, uid=uid), 1.0)
+    (reread,) = translator.translate(m.Card(1, uid=uid), 1.1)
+    assert (first.duplicate, reread.duplicate) == (False, False)
+    (later,) = translator.translate(m.Card(2, uid=uid), 2.0)
+    assert later.duplicate  # a second sighting with its own counter is a second tag
 
 
 def test_cut_card_after_unseen_cards_reports_them() -> None:

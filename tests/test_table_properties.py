@@ -204,7 +204,12 @@ def check_table(table: Table, item: Input, events: list[Event], outcomes: dict) 
         if event.type == EventType.ROUND_STARTED:
             assert key not in outcomes, f"round {key} started twice"
             outcomes[key] = None
-        if event.type in (EventType.ROUND_RESULT, EventType.ROUND_VOIDED):
+        withdrawn = (
+            event.type == EventType.ROUND_VOIDED
+            and event.data["reason"] == "extra_cards"
+            and outcomes.get(key) == EventType.ROUND_RESULT
+        )  # R10.4 after the result: the round is cancelled all the same
+        if event.type in (EventType.ROUND_RESULT, EventType.ROUND_VOIDED) and not withdrawn:
             assert outcomes.get(key, "missing") is None, f"round {key}: second outcome or no start"
             outcomes[key] = event.type
         squeezed = table.config.squeeze and table.config.mode != "shuffler_dealer"

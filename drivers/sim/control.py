@@ -11,6 +11,8 @@ Commands (fields in brackets are optional):
 - ``deal`` count; ``pause``; ``resume``; ``remove``; ``cover`` open (bool).
 - ``flag`` flags (int or names: FACE_UP, LOW_CONFIDENCE, MULTI): on the next CARD.
 - ``skip`` [count=1]: leave counter values out before the next CARD (R10.5).
+- ``reread``: the last CARD again in a new frame (a double read); ``count_back`` [count=1]:
+  the next CARD's counter goes back by ``count`` (a shoe that lost count).
 - ``button`` button (1 REVEAL, 2 CALL_SUPERVISOR, or the name).
 - ``fault`` code [severity=2, text]; ``clear_fault`` code.
 - ``shuffle`` [decks]; ``check`` [result, missing, extra] (next SHUFFLE_DONE; cards as
@@ -122,6 +124,13 @@ def execute(runner: SimRunner | None, request: dict[str, Any]) -> dict[str, Any]
         _shoe(device).flag_next(parse_flags(request.get("flags", 0)))
     elif command == "skip":
         _shoe(device).skip_next(int(request.get("count", 1)))
+    elif command == "reread":
+        try:
+            _shoe(device).reread()
+        except ValueError as error:
+            raise ControlError(str(error)) from None
+    elif command == "count_back":
+        _shoe(device).count_back(int(request.get("count", 1)))
     elif command == "button":
         device.press(_button(request.get("button", 1)))
     elif command == "fault":

@@ -95,6 +95,16 @@ class ShoeSim(SimDevice):
         """Leave ``count`` counter values out before the next CARD (a missed card, R10.5)."""
         self._next_skip += count
 
+    def reread(self) -> None:
+        """Send the last CARD again in a new frame: a reader reading one card twice."""
+        if not self.dealt:
+            raise ValueError("no card dealt yet to read again")
+        self.send(self.dealt[-1])
+
+    def count_back(self, count: int = 1) -> None:
+        """The next CARD's counter goes back by ``count`` (a shoe that lost count)."""
+        self._next_skip -= count + 1
+
     # -- behaviour ------------------------------------------------------------------------
 
     def on_start(self) -> None:

@@ -34,8 +34,9 @@ from shoe_controller.vocab.inputs import (
     ShuffleDone,
 )
 
-# Faults the host raises itself (0xF000 and up, docs/drivers.md "Fault codes").
-COUNTER_WENT_BACK = 0xF002  # a card counter at or below the last one (device restarted?)
+# Faults the host raises itself (0xF000 and up, docs/drivers.md "Fault codes"). 0xF002 was
+# "counter went back": the table judges counters itself now (docs/table.md), the code stays
+# retired so that old journals keep their meaning.
 UNEXPECTED_MESSAGE = 0xF003  # a message this kind of device should not send
 
 KIND_NAMES: dict[int, str] = {
@@ -232,8 +233,9 @@ class ScannerTranslator:
             elif isinstance(item, CardsMissed) and item.after_counter is not None:
                 self._last_counter = item.after_counter + item.count
             elif isinstance(item, CardDrawn):
-                if item.counter is not None:
-                    self._last_counter = item.counter
+                last = self._last_counter
+                if item.counter is not None and (last is None or item.counter > last):
+                    self._last_counter = item.counter  # as live: a lie never lowers it
                 if item.uid is not None and self._tracks_duplicates:
                     self._seen.add(normalize_uid(item.uid))
 
@@ -252,24 +254,24 @@ class ScannerTranslator:
         return self.kind != "shuffler_dealer"
 
     def _card_gap(self, counter: int, now: float) -> list[Input]:
-        """CardsMissed for the counters skipped before this card (R10.5), or a fault if the
-        counter went back; the card itself is always delivered after."""
-        last, self._last_counter = self._last_counter, counter
+        """CardsMissed for the counters skipped before this card (R10.5); the card itself is
+        always delivered after.
+
+        A counter at or below the last one (a double read, a device that lost count) is
+        passed on as it came: the table checks every counter against its own count and
+        decides (docs/table.md "Inputs the table checks"). The last counter never goes back
+        here, so a lie is not taken for the new count.
+        """
+        last = self._last_counter
         if last is None:
+            self._last_counter = counter
             return []  # no SHOE loaded seen and nothing restored: nothing to compare with
+        if counter <= last:
+            return []
+        self._last_counter = counter
         if counter > last + 1:
             missed = counter - last - 1
             return [CardsMissed(at=now, device=self.device, count=missed, after_counter=last)]
-        if counter <= last:
-            return [
-                DeviceFault(
-                    at=now,
-                    device=self.device,
-                    code=COUNTER_WENT_BACK,
-                    severity=int(m.Severity.ERROR),
-                    text=f"card counter went back from {last} to {counter} without SHOE loaded",
-                )
-            ]
         return []
 
     def _cut_gap(self, counter: int, now: float) -> list[Input]:
@@ -281,6 +283,9 @@ class ScannerTranslator:
         return [CardsMissed(at=now, device=self.device, count=counter - last, after_counter=last)]
 
     def _card(self, message: m.Card, now: float) -> list[Input]:
+        # A counter not above the last is a read the table will judge (a double read is not
+        # a second copy of the tag, so it must not be flagged as one).
+        repeated = self._last_counter is not None and message.counter <= self._last_counter
         out = self._card_gap(message.counter, now)
         flags = message.flags
         common: dict[str, Any] = {
@@ -300,7 +305,7 @@ class ScannerTranslator:
             return out
         uid = message.uid.hex().upper()
         duplicate = False
-        if self._tracks_duplicates:
+        if self._tracks_duplicates and not repeated:
             duplicate = uid in self._seen
             self._seen.add(uid)
         registered = self._registry.lookup(uid) if self._registry is not None else None

@@ -84,6 +84,9 @@ def _config(config_path: Path | None, overrides: dict[str, Any]) -> TableConfig:
 @click.option("--big-small-last-round", type=int, help="R14.1 (20).")
 @click.option("--insurance/--no-insurance", default=None, help="R16 insurance windows.")
 @click.option("--factory-order-run", type=int, help="Cards in new-deck order that stop the table.")
+@click.option(
+    "--double-read-window", type=float, help="Seconds: the same card again is held (no counters)."
+)
 def replay_command(
     inputs: Path, config_path: Path | None, last_shoe: int, **overrides: Any
 ) -> None:

@@ -17,7 +17,10 @@ ALERT_CODES: Mapping[str, str] = MappingProxyType(
         "unreadable_card": "hold: a card passed unread; enter it (confirm card=..)",
         "low_confidence": "hold: an optical read is unsure; confirm it or give the card (confirm)",
         "cover_open": "hold: the shoe's cover opened during play; check, then resume",
-        "device_fault": "hold: a device error during play; resume once it is cleared",
+        "device_fault": "hold: a device error during play; resume once it is cleared (a fault"
+        " the host raised itself is cleared by resume)",
+        "double_read_suspected": "hold: a shoe without counters read the same card again at"
+        " once; discard (read twice) or confirm (a second copy)",
         "shoe_removed": "hold: the shoe was taken out during play; resume or change_shoe",
         "shoe_empty": "hold: the shoe ran empty before its last round; void or change_shoe",
         "deck_check_failed": "a deck check failed (R10.6); in shuffler-dealer mode a hold",
@@ -54,6 +57,12 @@ ALERT_CODES: Mapping[str, str] = MappingProxyType(
         "supervisor_called": "the dealer pressed CALL_SUPERVISOR",
         "device_lost": "a device disconnected while a shoe is in play",
         "invalid_input": "an input with impossible values; refused",
+        "invalid_counter": "a card counter outside 1..cards in the shoe; refused",
+        "counter_went_back": "a card counter at or below the last for another card; refused",
+        "counter_mismatch": "a missed-cards report that does not follow the last counter; refused",
+        "double_read": "the last card again with its counter: a double read, not dealt again",
+        "cut_card_counter": "the cut card's counter disagrees with the table's count, which stands",
+        "time_went_back": "an input's time is before the last one's (the clock stepped back)",
         "unknown_input": "an object that is no table input; refused",
         "bad_time": "an input without a valid time; refused",
     }

@@ -24,6 +24,7 @@ class Draw:
     seq: int  # the table's own count of cards out of this shoe, 1-based
     card: Card | None  # None: not identified (missed by the scanner, unreadable, foreign)
     counter: int | None = None  # the device's counter, when it sent one
+    at: float | None = None  # when it was read (the input's time); None: entered by hand
     uid: str | None = None
     face_up: bool = False  # R4
     low_confidence: bool = False
@@ -32,6 +33,7 @@ class Draw:
     foreign: bool = False
     duplicate: bool = False
     missed: bool = False  # the scanner never saw it (R10.5)
+    double_read: bool = False  # maybe the card before it read again (no counter to tell)
     confirmed: bool = False  # a supervisor confirmed or entered it: no more screening
     revealed: bool = True  # False while the squeeze embargo keeps its identity inside (R15)
 
@@ -54,7 +56,7 @@ class Draw:
 class CutMarker:
     """The cut card, kept in the queue behind cards drawn before it (R3.1)."""
 
-    counter: int | None
+    after: int  # cards out of the shoe before it, by the table's own count (R2.1)
 
 
 class HoldKind(StrEnum):
@@ -64,6 +66,16 @@ class HoldKind(StrEnum):
     CARD = "card"  # the card at the queue's head is doubtful: `confirm` or `discard`
     PLACEHOLDER = "placeholder"  # a card out of the shoe with no identity: `missed`/`confirm`
     REVEAL = "reveal"  # a squeezed card read with low confidence: `confirm` once open (R15)
+
+
+# The supervisor actions that end a hold of each kind: every hold has a way out (docs/table.md
+# "Holds and their ways out"). `change_shoe` ends any of them with the shoe.
+WAYS_OUT: dict[HoldKind, tuple[str, ...]] = {
+    HoldKind.PLAIN: ("resume", "change_shoe"),
+    HoldKind.CARD: ("confirm", "discard", "change_shoe"),
+    HoldKind.PLACEHOLDER: ("missed", "confirm", "discard", "change_shoe"),
+    HoldKind.REVEAL: ("confirm", "change_shoe"),
+}
 
 
 @dataclass(slots=True)
@@ -78,8 +90,26 @@ class Hold:
     fault: tuple[str, int] | None = None  # (device, code) of the fault behind it
     fault_active: bool = False  # resume is refused while the fault is active
 
+    @property
+    def ways_out(self) -> tuple[str, ...]:
+        return WAYS_OUT[self.kind]
+
+    def waiting_for(self) -> str | None:
+        """What must happen before `resume` is accepted, when something must."""
+        if self.fault is None or not self.fault_active:
+            return None
+        device, code = self.fault
+        return f"{device} to clear fault {code:#06x} (FAULT_CLEARED)"
+
     def view(self) -> dict[str, object]:
-        return {"code": self.code, "text": self.text, "since": self.since, "kind": self.kind}
+        return {
+            "code": self.code,
+            "text": self.text,
+            "since": self.since,
+            "kind": self.kind,
+            "actions": list(self.ways_out),
+            "waiting_for": self.waiting_for(),
+        }
 
 
 @dataclass(slots=True)
@@ -229,10 +259,15 @@ class ShoeBook:
     trial_dealt: int = 0
     trial_pending: int = 0
     round: RoundBook | None = None
+    finished: RoundBook | None = None  # the last round with a result, until the next starts
     extra_counts: dict[int, int] = field(default_factory=dict)  # round -> extras (R10.4)
     last_draw_closed_round: int | None = None  # round completed by the last card processed
     last_winner: str | None = None  # shown on the indicator until the next card
     cut_after: int | None = None
+    # The device's last card counter the table accepted (None: no counter known yet) and
+    # the last card read: what the table checks the next card against (counting.py).
+    counter: int | None = None
+    last_read: Draw | None = None
     cut_pending: bool = False  # a cut card waits in the queue
     last_round: int | None = None  # R3.1
     road: list[dict[str, object]] = field(default_factory=list)

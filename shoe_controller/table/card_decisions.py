@@ -103,22 +103,41 @@ def _position_of(ctx: Context, draw: Draw) -> str | None:
     return None
 
 
+def _queued_card(ctx: Context) -> Draw | None:
+    """The first card waiting in the queue while the table is held (drawn during a hold)."""
+    if not ctx.book.holds:
+        return None
+    return next((item for item in ctx.book.queue if isinstance(item, Draw)), None)
+
+
 def check_discard(ctx: Context, args: dict[str, Any]) -> str | None:
     pending = _pending_decision(ctx)
-    if pending is None or pending[0].kind == HoldKind.REVEAL:
+    if pending is not None and pending[0].kind != HoldKind.REVEAL:
+        return None
+    if _queued_card(ctx) is None:
         return "no held card to discard (a dealt card is corrected, or its round voided)"
     return None
 
 
 def do_discard(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -> None:
+    """The card the hold is about, else the first card drawn during a hold (a phantom or
+    an extra card waiting behind a plain hold: that hold stays until `resume`)."""
+    book = ctx.book
     pending = _pending_decision(ctx)
-    if pending is None:
-        raise BugError("discard without a pending card")
-    hold, draw = pending
-    ctx.book.queue.popleft()
-    ctx.book.discarded.append(draw)
-    ctx.acknowledge(command, {"seq": draw.seq, "hold": hold.code})
-    release(ctx, [hold])
+    if pending is not None and pending[0].kind != HoldKind.REVEAL:
+        hold, draw = pending
+        book.queue.popleft()
+        book.discarded.append(draw)
+        ctx.acknowledge(command, {"seq": draw.seq, "hold": hold.code})
+        release(ctx, [hold])
+        return
+    queued = _queued_card(ctx)
+    if queued is None:
+        raise BugError("discard without a held card")
+    book.queue.remove(queued)
+    book.discarded.append(queued)
+    ctx.acknowledge(command, {"seq": queued.seq, "hold": None})
+    settle(ctx)
 
 
 def check_correct(ctx: Context, args: dict[str, Any]) -> str | None:

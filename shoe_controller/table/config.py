@@ -41,6 +41,9 @@ class TableConfig:
     big_small_last_round: int = 20  # R14.1
     insurance: bool = True  # R16
     factory_order_run: int = 6  # security: cards in new-deck order that stop the table
+    # Shoes without counters: the same card again within this many seconds is held as a
+    # possible double read (0 turns the check off); docs/table.md "Inputs the table checks".
+    double_read_window: float = 0.25
 
     def __post_init__(self) -> None:
         self.validate()
@@ -58,6 +61,7 @@ class TableConfig:
         _whole("big_small_last_round", self.big_small_last_round, 0, 1000, "R14.1")
         _flag("insurance", self.insurance)
         _whole("factory_order_run", self.factory_order_run, 4, 13, "cards in new-deck order")
+        _seconds("double_read_window", self.double_read_window, 0.0, 5.0)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> TableConfig:
@@ -83,6 +87,11 @@ def _whole(name: str, value: object, low: int, high: int, meaning: str) -> None:
 def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+
+def _seconds(name: str, value: object, low: float, high: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise ValueError(f"{name} must be a number of seconds from {low} to {high}, got {value!r}")
 
 
 def _flag(name: str, value: object) -> None:

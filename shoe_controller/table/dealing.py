@@ -88,7 +88,7 @@ def _pump(ctx: Context) -> None:
         if isinstance(head, CutMarker):
             book.queue.popleft()
             book.cut_pending = False
-            cut_card(ctx, head.counter)
+            cut_card(ctx, head.after)
             continue
         if screen(ctx, head):
             return
@@ -180,6 +180,7 @@ def _open_round(ctx: Context) -> None:
         ctx.continuous or book.real_rounds <= config.big_small_last_round
     )  # R14.1; a shuffler-dealer has no shoe to run down
     book.round = RoundBook(number=book.rounds_started, trial=trial, big_small_open=big_small_open)
+    book.finished = None
     book.last_winner = None
     ctx.go("open_round")
     ctx.emit(EventType.ROUND_STARTED, {"trial": trial, "big_small_open": big_small_open})
@@ -272,6 +273,7 @@ def _finish_round(ctx: Context) -> None:
         )
     book.last_winner = result.winner.value
     book.round = None
+    book.finished = current
     ctx.go("finish_round")
     _after_round(ctx, current)
 
@@ -318,6 +320,8 @@ def extra(ctx: Context, draw: Draw, round_number: int) -> None:
         )
         if book.round is not None:
             void_round(ctx, "extra_cards", then_continue=False)
+        elif book.finished is not None and book.finished.number == round_number:
+            _withdraw_result(ctx, book.finished, "extra_cards")
         end_shoe(ctx, "misdeal")
         return
     if book.round is not None and book.round.number == round_number:
@@ -327,6 +331,19 @@ def extra(ctx: Context, draw: Draw, round_number: int) -> None:
     else:
         book.burned += 1  # the round is over: burned at once for the next round
         _emit_burned(ctx, BurnBook(kind="round", target=1, cards=[draw]))
+
+
+def _withdraw_result(ctx: Context, finished: RoundBook, reason: str) -> None:
+    """R10.4: a round cancelled after its result: `round.voided` with its cards withdraws
+    the result (bets are returned), and it leaves the road."""
+    book = ctx.book
+    cards = [draw.public() for draw in finished.draws]
+    ctx.emit(
+        EventType.ROUND_VOIDED, {"reason": reason, "cards": cards}, round_number=finished.number
+    )
+    book.road = [entry for entry in book.road if entry["round"] != finished.number]
+    book.finished = None
+    book.last_winner = None
 
 
 def relayout(ctx: Context, draws: list[Draw], reason: str) -> bool:
@@ -385,7 +402,7 @@ def void_with_queue(ctx: Context, reason: str) -> None:
     discarded: list[Draw] = []
     for item in list(book.queue):
         if isinstance(item, CutMarker):
-            cut_card(ctx, item.counter)  # it came out during this round (R3.1)
+            cut_card(ctx, item.after)  # it came out during this round (R3.1)
         else:
             discarded.append(item)
     book.queue.clear()

@@ -9,8 +9,16 @@ from __future__ import annotations
 
 from shoe_controller.table.books import CutMarker, Draw
 from shoe_controller.table.context import Context
+from shoe_controller.table.counting import (
+    Refusal,
+    card_gap,
+    counter_after_missed,
+    cut_disagreement,
+    missed_problem,
+    suspected_double_read,
+)
 from shoe_controller.table.dealing import admit, settle
-from shoe_controller.table.holds import has_hold, held_text, hold
+from shoe_controller.table.holds import fault_cleared, has_hold, held_text, hold
 from shoe_controller.table.insurance import close_open
 from shoe_controller.table.lifecycle import BLOCKED, INSURANCE
 from shoe_controller.table.shoes import cannot_open, cut_card, open_shoe
@@ -47,10 +55,17 @@ def on_card(ctx: Context, item: CardDrawn) -> None:
             True,
         )
         return
+    gap = card_gap(ctx, item)
+    if isinstance(gap, Refusal):
+        ctx.refuse(*gap)
+        return
+    # A gap the driver did not report is a missed scan all the same (R10.5).
+    draws = [_missed_draw(ctx, _counter_before(item.counter, gap - index)) for index in range(gap)]
     draw = Draw(
         seq=book.drawn + 1,
         card=item.card,
         counter=item.counter,
+        at=item.at,
         uid=item.uid,
         face_up=item.face_up,
         low_confidence=item.low_confidence,
@@ -58,10 +73,29 @@ def on_card(ctx: Context, item: CardDrawn) -> None:
         burn=item.burn,
         foreign=item.foreign,
         duplicate=item.duplicate,
+        double_read=suspected_double_read(ctx, item),
     )
     book.drawn += 1
+    if item.counter is not None:
+        book.counter = item.counter
+    elif book.counter is not None:
+        book.counter += 1  # the table's own count goes on where the shoe sends none
+    book.last_read = draw
     run = book.factory.feed(None if item.foreign else item.card)
-    admit(ctx, [draw], factory_run=run)
+    admit(ctx, [*draws, draw], factory_run=run)
+
+
+def _counter_before(counter: int | None, back: int) -> int | None:
+    return None if counter is None else counter - back
+
+
+def _missed_draw(ctx: Context, counter: int | None) -> Draw:
+    """A card out of the shoe the scanner never saw: a placeholder for the supervisor."""
+    book = ctx.book
+    draw = Draw(seq=book.drawn + 1, card=None, counter=counter, missed=True)
+    book.drawn += 1
+    book.factory.feed(None)
+    return draw
 
 
 def on_missed(ctx: Context, item: CardsMissed) -> None:
@@ -76,12 +110,15 @@ def on_missed(ctx: Context, item: CardsMissed) -> None:
             True,
         )
         return
-    draws = []
-    for index in range(item.count):
-        counter = None if item.after_counter is None else item.after_counter + index + 1
-        draws.append(Draw(seq=book.drawn + 1, card=None, counter=counter, missed=True))
-        book.drawn += 1
-        book.factory.feed(None)
+    problem = missed_problem(ctx, item)
+    if problem is not None:
+        ctx.refuse(*problem)
+        return
+    after = counter_after_missed(ctx, item)
+    draws = [
+        _missed_draw(ctx, _counter_before(after, item.count - 1 - n)) for n in range(item.count)
+    ]
+    book.counter = after
     admit(ctx, draws)
 
 
@@ -100,11 +137,15 @@ def on_cut(ctx: Context, item: CutCardSeen) -> None:
             f" {ctx.config.cards_in_shoe} cards: a device fault; supervisor: check the shoe",
             True,
         )
-    elif book.queue:
-        book.queue.append(CutMarker(item.counter))  # behind the cards drawn before it
-        book.cut_pending = True
     else:
-        cut_card(ctx, item.counter)
+        disagreement = cut_disagreement(ctx, item)
+        if disagreement is not None:
+            ctx.alert("cut_card_counter", disagreement, True)
+        if book.queue:
+            book.queue.append(CutMarker(book.drawn))  # behind the cards drawn before it
+            book.cut_pending = True
+        else:
+            cut_card(ctx, book.drawn)
 
 
 def on_shoe_state(ctx: Context, item: ShoeStateChanged) -> None:
@@ -113,7 +154,8 @@ def on_shoe_state(ctx: Context, item: ShoeStateChanged) -> None:
     if state == ShoeState.LOADED:
         if book.open:
             if has_hold(ctx, "shoe_removed") or has_hold(ctx, "shoe_empty"):
-                return  # back in; the supervisor resumes (or changes the shoe)
+                book.counter = 0  # back in: its counter starts again at 1 (PROTOCOL.md)
+                return  # the supervisor resumes (or changes the shoe)
             ctx.refuse(
                 "shoe_already_open",
                 f"a shoe was loaded while shoe {book.number}"
@@ -128,6 +170,7 @@ def on_shoe_state(ctx: Context, item: ShoeStateChanged) -> None:
                 ctx.refuse(problem[0], problem[1], True)
             else:
                 open_shoe(ctx)
+                book.counter = 0  # the first card after SHOE loaded is 1 (PROTOCOL.md)
     elif state in (ShoeState.REMOVED, ShoeState.EMPTY):
         code = "shoe_removed" if state == ShoeState.REMOVED else "shoe_empty"
         if book.open and not has_hold(ctx, code):
@@ -176,6 +219,8 @@ def on_shuffle_started(ctx: Context, item: ShuffleStarted) -> None:
 def on_shuffle_done(ctx: Context, item: ShuffleDone) -> None:
     config, book = ctx.config, ctx.book
     shoe = ctx.shoe_of(item)
+    if ctx.continuous:
+        book.counter = 0  # a shuffler-dealer counts from 1 after SHUFFLE_DONE (PROTOCOL.md)
     problems = [str(problem) for problem in item.problems]
     if item.decks != config.decks:
         problems.append(f"{item.decks} decks shuffled, {config.decks} configured")
@@ -266,15 +311,7 @@ def on_fault(ctx: Context, item: DeviceFault) -> None:
 
 
 def on_fault_cleared(ctx: Context, item: DeviceFaultCleared) -> None:
-    key = (item.device, item.code)
-    ctx.devices.faults.pop(key, None)
-    # FAULT_CLEARED carries only the code: no severity or text to report (a replay must
-    # give the same event, whatever the device status before the shoe).
-    data = {"device": item.device, "code": item.code, "severity": None, "text": ""}
-    ctx.emit(EventType.DEVICE_FAULT_CLEARED, data)
-    for standing in ctx.book.holds:
-        if standing.fault == key:
-            standing.fault_active = False
+    fault_cleared(ctx, (item.device, item.code))
 
 
 def on_connected(ctx: Context, item: DeviceConnected) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from shoe_controller.table.books import Hold, HoldKind
 from shoe_controller.table.context import Context
 from shoe_controller.vocab.events import EventType
+from shoe_controller.vocab.protocol import HOST_FAULT_BASE
 
 
 def hold(
@@ -29,11 +30,32 @@ def hold(
     the supervisor."""
     if not ctx.held:
         ctx.hold_go("hold")
-    ctx.book.holds.append(Hold(code, text, ctx.at, kind, security, fault, fault is not None))
+    # A fault the host raised itself has no device to clear it: the supervisor's resume does.
+    device_fault = fault is not None and fault[1] < HOST_FAULT_BASE
+    ctx.book.holds.append(Hold(code, text, ctx.at, kind, security, fault, device_fault))
     if security:
         ctx.emit(EventType.SECURITY_ALERT, {"code": code, "details": details or {}})
     else:
         ctx.alert(code, text, True)
+
+
+def fault_cleared(ctx: Context, key: tuple[str, int]) -> None:
+    """A fault ended (the device's FAULT_CLEARED, or the supervisor for a host's own fault):
+    `device.fault_cleared`, and the holds behind it may be resumed."""
+    ctx.devices.faults.pop(key, None)
+    # FAULT_CLEARED carries only the code: no severity or text to report (a replay must
+    # give the same event, whatever the device status before the shoe).
+    data = {"device": key[0], "code": key[1], "severity": None, "text": ""}
+    ctx.emit(EventType.DEVICE_FAULT_CLEARED, data)
+    for standing in ctx.book.holds:
+        if standing.fault == key:
+            standing.fault_active = False
+
+
+def host_faults_behind(holds: list[Hold]) -> list[tuple[str, int]]:
+    """The faults the host raised itself behind these holds: the supervisor clears them."""
+    keys = [hold.fault for hold in holds if hold.fault is not None]
+    return list(dict.fromkeys(key for key in keys if key[1] >= HOST_FAULT_BASE))
 
 
 def has_hold(ctx: Context, code: str, fault: tuple[str, int] | None = None) -> bool:

@@ -24,6 +24,7 @@ from shoe_controller.table import device_inputs
 from shoe_controller.table.books import ShoeBook, to_plain
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.context import EPOCH, Context, DeviceBoard
+from shoe_controller.table.counting import time_went_back
 from shoe_controller.table.holds import hold_after_bug
 from shoe_controller.table.supervisor import on_supervisor
 from shoe_controller.table.view import TableView, indicator, view
@@ -87,6 +88,7 @@ class Table:
         # Accepted inputs of the open shoe and after, with their shoe, exactly as the journal
         # keeps them for recovery: replayed to undo an input the table's own logic fails on.
         self._recorded: list[tuple[int, Input]] = []
+        self._last_at: dict[int, float] = {}  # the last accepted input's time, per shoe
 
     @property
     def shoe(self) -> int:
@@ -152,6 +154,7 @@ class Table:
                 )
             else:
                 self._handle(item)
+                self._note_time(belongs, item.at)
         except Exception as error:  # a bug of the table, never the input's: undo and report
             return self._refuse_after_bug(item, error, start_shoe, at or EPOCH)
         if not ctx.refused:
@@ -159,10 +162,25 @@ class Table:
             number = ctx.book.number
             if number != start_shoe:  # the shoe ended: keep the next one's inputs
                 self._recorded = [entry for entry in self._recorded if entry[0] >= number]
+                self._last_at = {shoe: at for shoe, at in self._last_at.items() if shoe >= number}
         return ctx.events
 
     def _handle(self, item: Input) -> None:
         INPUT_HANDLERS[type(item)](self._ctx, item)
+
+    def _note_time(self, shoe: int, at: float) -> None:
+        """Report an accepted input whose time is before the last one's of its shoe.
+
+        Per shoe, so that a shoe's inputs alone give the same reports (the recovery
+        contract): the first input of a shoe is compared with nothing.
+        """
+        ctx = self._ctx
+        if ctx.refused:
+            return
+        text = time_went_back(self._last_at.get(shoe), at)
+        if text is not None:
+            ctx.alert("time_went_back", text, False)
+        self._last_at[shoe] = at  # once per step back, not for every input after it
 
     def _refuse_after_bug(
         self, item: Input, error: Exception, start_shoe: int, at: str
@@ -189,12 +207,13 @@ class Table:
         """Put the table back as the inputs accepted so far left it (recovery contract): a
         fresh context, the accepted inputs applied again. The device status is no part of a
         shoe and stays as it is."""
-        broken, recorded = self._ctx, self._recorded
+        broken, recorded, times = self._ctx, self._recorded, self._last_at
         self._ctx, self._recorded = Context(self.config, shoe - 1, DeviceBoard()), []
+        self._last_at = {}
         try:
             for _, item in recorded:
                 self.apply(item)
         except Exception:
-            self._ctx, self._recorded = broken, recorded
+            self._ctx, self._recorded, self._last_at = broken, recorded, times
             raise
         self._ctx.devices = broken.devices

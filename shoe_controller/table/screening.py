@@ -64,6 +64,17 @@ def screen(ctx: Context, draw: Draw) -> bool:
             )
             hold(ctx, "unreadable_card", text, kind=HoldKind.PLACEHOLDER)
         return True
+    if draw.double_read:
+        hold(
+            ctx,
+            "double_read_suspected",
+            f"{draw.card} ({draw.label}) was read again within"
+            f" {config.double_read_window:g} s of the same card, and the shoe sends no"
+            " counter: supervisor: discard it if one card was read twice, confirm it if a"
+            " second copy left the shoe",
+            kind=HoldKind.CARD,
+        )
+        return True
     hidden = embargoed(ctx, draw) and state != BURNING
     shown = None if hidden else str(draw.card)
     if (draw.uid is not None and draw.uid in book.uids) or (draw.duplicate and not ctx.continuous):

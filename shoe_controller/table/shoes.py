@@ -13,10 +13,10 @@ from shoe_controller.table.lifecycle import BLOCKED, CHECKED, SHUFFLING, UNCHECK
 from shoe_controller.vocab.events import EventType
 
 
-def cut_card(ctx: Context, counter: int | None) -> None:
-    """R3.1 and R2.1: the cut card came out; the last round is decided now."""
+def cut_card(ctx: Context, after: int) -> None:
+    """R3.1 and R2.1: the cut card came out after `after` cards (the table's count); the last
+    round is decided now."""
     book, config = ctx.book, ctx.config
-    after = counter if counter is not None else book.drawn
     book.cut_after = after
     behind = config.cards_in_shoe - after
     # The round in progress is the one still waiting for cards; a squeezed round whose

@@ -13,7 +13,14 @@ from shoe_controller.table.books import Draw, HoldKind
 from shoe_controller.table.config import FINISH_CURRENT
 from shoe_controller.table.context import Context
 from shoe_controller.table.dealing import release, settle, void_round, void_with_queue
-from shoe_controller.table.holds import has_hold, held_text, hold, lift
+from shoe_controller.table.holds import (
+    fault_cleared,
+    has_hold,
+    held_text,
+    hold,
+    host_faults_behind,
+    lift,
+)
 from shoe_controller.table.insurance import close_open
 from shoe_controller.table.lifecycle import INSURANCE
 from shoe_controller.table.shoes import cannot_open, end_shoe, open_shoe
@@ -144,6 +151,8 @@ def check_resume(ctx: Context, args: dict[str, Any]) -> str | None:
 def do_resume(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -> None:
     plain = [hold for hold in ctx.book.holds if hold.kind == HoldKind.PLAIN]
     ctx.acknowledge(command, {"released": [hold.code for hold in plain]})
+    for key in host_faults_behind(plain):
+        fault_cleared(ctx, key)  # no device will: the supervisor decided
     release(ctx, plain)
 
 

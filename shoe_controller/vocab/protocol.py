@@ -23,6 +23,9 @@ class FaultCode(IntEnum):
 
 
 VENDOR_FAULT_BASE = 0x8000
+# Faults the host raises itself (docs/drivers.md "Fault codes the host raises"): no device
+# will ever clear them, so the supervisor's own decision does (`resume`).
+HOST_FAULT_BASE = 0xF000
 SHUFFLER_FAULTS = range(0x0100, 0x0200)  # the shuffler's own; its deck check decides
 
 
