@@ -23,7 +23,6 @@ from drivers.wire.messages import Severity
 from shoe_controller.service.control import ControlServer
 from shoe_controller.service.control_answers import ControlService
 from shoe_controller.service.control_requests import ControlError
-from shoe_controller.service.health import BACKLOG_CRIT_S, BACKLOG_WARN_S
 from shoe_controller.service.peers import Peer, authorize, peer_of
 from shoe_controller.vocab.events import EventType
 from tests.control_support import GUARD_S, LiveTable
@@ -238,11 +237,12 @@ def test_undelivered_events_grow_from_warning_to_critical_with_time(live: LiveTa
         )
         return live.call(later.answer, {"cmd": "status"})["health"]
 
+    limits = live.config.health
     assert health_at(0)["level"] == 0
-    warning = health_at(BACKLOG_WARN_S + 5)
+    warning = health_at(limits.backlog_warning_s + 5)
     assert warning["status"] == "WARNING"
     assert warning["problems"][0]["text"].startswith(f"{live.call(live.journal.last_seq)} event(s)")
-    critical = health_at(BACKLOG_CRIT_S + 5)
+    critical = health_at(limits.backlog_critical_s + 5)
     assert critical["status"] == "CRITICAL"
     assert "undelivered for" in critical["problems"][0]["text"]
 

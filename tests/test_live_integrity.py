@@ -4,13 +4,18 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from shoe_controller.testing.rig import RigOptions, TableRig
+from tests.control_support import cli_env
 from tests.test_end_to_end import check_delivery, check_shoe, deal_into_round, shoe_events
 
 pytestmark = pytest.mark.slow
@@ -57,3 +62,52 @@ def test_a_counter_going_back_is_refused_without_a_hold(rig: TableRig) -> None:
         inputs[-2]["counter"],
         inputs[-2]["counter"] - 2,
     ]
+
+
+# ---------------------------------------------------------------- health a pager can trust
+
+
+def shoectl(rig: TableRig, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "shoe_controller.cli.shoectl", *args],
+        env=cli_env(str(rig.directory / "control.sock")),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+def test_check_is_critical_while_the_table_refuses_cards_and_stays_so(rig: TableRig) -> None:
+    assert rig.shoe is not None
+    deal_into_round(rig, 2)
+    assert shoectl(rig, "check").returncode == 0
+    changed = shoectl(rig, "change-shoe", "--by", "sup7", "--reason", "cards marked")
+    assert changed.returncode == 0, changed.stderr
+    rig.dealer.deal(1)  # the dealer goes on dealing from the old shoe: refused (no shoe open)
+    for _ in range(3):  # as the pit boss's pager polls: the same verdict every time
+        check = shoectl(rig, "check")
+        assert check.returncode == 2, check.stdout
+        assert check.stdout.startswith(
+            "SHOE CRITICAL - the table refuses the shoe's cards (no_shoe"
+        )
+    status = json.loads(shoectl(rig, "status", "--json").stdout)
+    (problem,) = [p for p in status["health"]["problems"] if "refuses" in p["text"]]
+    assert "load or start a shoe" in problem["action"]
+    rig.shoe.request("load")  # a new shoe: the cause is gone
+    rig.wait_until(lambda: shoectl(rig, "check").returncode == 0, "check to be OK again")
+
+
+def test_a_silent_scanner_is_silent_and_critical_until_it_speaks(rig: TableRig) -> None:
+    assert rig.shoe is not None
+    deal_into_round(rig, 2)
+    rig.shoe.request("silence", seconds=7.0)
+    rig.wait_until(lambda: shoectl(rig, "check").returncode == 2, "check to be critical")
+    seen = set()
+    for _ in range(8):  # across the silence: the port reopens, the scanner says nothing
+        check = shoectl(rig, "check")
+        devices = json.loads(shoectl(rig, "devices", "--json").stdout)["devices"]
+        seen.add((check.returncode, devices[0]["status"]))
+        time.sleep(0.4)
+    assert seen == {(2, "silent")}, seen
+    rig.wait_until(lambda: shoectl(rig, "check").returncode == 0, "the scanner to speak again")

@@ -124,6 +124,24 @@ class LogSection:
 
 
 @dataclass(frozen=True)
+class HealthSection:
+    """[health]: when delivery and the device links count as degraded (WARNING) or stopped
+    (CRITICAL); docs/control.md "What counts as a problem"."""
+
+    backlog_warning_s: float = 60.0
+    backlog_critical_s: float = 300.0
+    link_errors_per_minute: float = 20.0  # retransmits or CRC errors on one device link
+
+    def __post_init__(self) -> None:
+        for name in ("backlog_warning_s", "backlog_critical_s", "link_errors_per_minute"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{name} must be a finite number above 0")
+        if self.backlog_critical_s < self.backlog_warning_s:
+            raise ValueError("backlog_critical_s must be at least backlog_warning_s")
+
+
+@dataclass(frozen=True)
 class Config:
     table: TableSection
     procedures: TableConfig
@@ -134,6 +152,7 @@ class Config:
     control: ControlSection
     log: LogSection
     payouts: Mapping[str, Any] = field(default_factory=dict)
+    health: HealthSection = field(default_factory=HealthSection)
 
     @property
     def controller_id(self) -> str:
@@ -147,6 +166,7 @@ _SECTIONS: dict[str, type] = {
     "journal": JournalSection,
     "control": ControlSection,
     "log": LogSection,
+    "health": HealthSection,
 }
 
 
@@ -187,6 +207,7 @@ def from_mapping(raw: Mapping[str, Any]) -> Config:
         control=_build(ControlSection, _section(raw, "control"), "control"),
         log=_build(LogSection, _section(raw, "log"), "log"),
         payouts=dict(payouts),
+        health=_build(HealthSection, _section(raw, "health"), "health"),
     )
 
 

@@ -226,6 +226,13 @@ class ControlService:
         }
 
     def _status(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        status = self.health_status()
+        status["alerts"] = self._recent_alerts(RECENT_ALERTS)
+        return status
+
+    def health_status(self) -> dict[str, Any]:
+        """The status answer without the recent alerts (no journal scan: sd_notify's STATUS
+        asks every few seconds), with the health verdict."""
         view = self._controller.table.view()
         devices = self._merged_devices(view)
         outbox = self._outbox_summary()
@@ -244,9 +251,8 @@ class ControlService:
             "table": view,
             "devices": devices,
             "outbox": outbox,
-            "alerts": self._recent_alerts(RECENT_ALERTS),
         }
-        status["health"] = assess(status)
+        status["health"] = assess(status, self._config.health)
         return status
 
     def _check(self, request: Mapping[str, Any]) -> dict[str, Any]:

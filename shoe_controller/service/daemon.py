@@ -35,6 +35,7 @@ from shoe_controller.service.control import ControlServer
 from shoe_controller.service.control_answers import ControlService
 from shoe_controller.service.control_requests import ControlError
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
+from shoe_controller.service.health import summary
 from shoe_controller.service.looplag import LoopLag
 from shoe_controller.service.sdnotify import Notifier
 from shoe_controller.store.controller import Controller
@@ -75,8 +76,8 @@ class Daemon:
         self._usb_backend = usb_backend
         self._stop = asyncio.Event()
         self._journal_fault: str | None = None
-        self._push_fault: PushFault | None = None
         self._control_fault: str | None = None
+        self._service: ControlService | None = None  # the control answers, once serving
         self._told_ready = False
         self._indicated: tuple[int, int] | None = None
         self._listeners: list[Callable[[list[StoredEvent]], None]] = []
@@ -209,6 +210,7 @@ class Daemon:
             loop_stats=self.loop_lag.to_json,
         )
         self.add_listener(service.publish)
+        self._service = service
         control = ControlServer(
             self.config.control.socket, service, self.config.control.supervisor_group
         )
@@ -335,8 +337,7 @@ class Daemon:
             shuffler.send(ShufflerTranslator.shuffle(self.config.procedures.decks))
 
     def _on_push_fault(self, fault: PushFault | None) -> None:
-        self._push_fault = fault
-        if fault is not None:
+        if fault is not None:  # the health model shows it from the publisher's status
             log.error("table server refuses our events", code=fault.code, text=fault.text)
 
     # ---------------------------------------------------------------- upkeep
@@ -347,6 +348,8 @@ class Daemon:
         last_prune = 0.0
         while not self._stop.is_set():
             self._notifier.watchdog()
+            for runner in self.devices.values():
+                runner.sample_error_rates(time.monotonic())
             self._notifier.status(self.status_line())
             now = time.monotonic()
             if now - last_prune >= PRUNE_EVERY_S and self.controller is not None:
@@ -380,26 +383,16 @@ class Daemon:
         log.warning("logs reopened", level=settings.level, format=settings.format)
 
     def status_line(self) -> str:
-        """One line for systemd's STATUS: shoe, round, devices, backlog, faults."""
-        parts = []
-        if self.controller is not None:
-            view = self.controller.table.view()
-            if view.get("shoe_open"):
-                parts.append(f"shoe {view['shoe']} {self.controller.table.state}")
-            else:
-                parts.append(f"no shoe open ({self.controller.table.state})")
-            round_info = view.get("round")
-            if isinstance(round_info, Mapping) and round_info.get("number") is not None:
-                parts.append(f"round {round_info['number']}")
-        for name, runner in self.devices.items():
-            parts.append(f"{name} {runner.status}")
-        if self.publisher is not None:
-            parts.append(f"backlog {self.publisher.status().backlog}")
+        """systemd's STATUS: the health model's verdict (as `shoectl check`), the devices and
+        the loop's worst recent stall."""
+        if self._service is None:
+            return (
+                "starting" if not self._journal_fault else f"JOURNAL FAULT: {self._journal_fault}"
+            )
+        status = self._service.health_status()
+        parts = [f"{status['health']['status']}: {summary(status)}"]
+        parts += [f"{name} {runner.status}" for name, runner in self.devices.items()]
         parts.append(f"loop lag {self.loop_lag.recent_worst * 1000:.0f} ms")
-        if self._journal_fault:
-            parts.append("JOURNAL FAULT")
-        if self._push_fault is not None:
-            parts.append(f"server fault {self._push_fault.code}")
         if self._control_fault is not None:
             parts.append("no control socket")
-        return ", ".join(parts)
+        return "; ".join(parts)

@@ -32,6 +32,7 @@ from drivers.transports.serial import SerialTransport
 from drivers.transports.usb import UsbTransport
 from drivers.wire.link import Delivery, HostLink, SessionState
 from shoe_controller.service.config import DeviceSection
+from shoe_controller.service.health import ErrorRate
 from shoe_controller.vocab.inputs import (
     DeviceConnected,
     DeviceLost,
@@ -114,6 +115,10 @@ class DeviceRunner:
         self._indication = (0, 0)  # the lights the table last asked for (off until it asks)
         self._unstored: list[Input] = []  # ASCII shoes' inputs waiting for the journal
         self.status = "starting"
+        # A device that went silent stays "silent" until it speaks again: its port reopens
+        # at once, and calling that "connected" made health flap (docs/control.md).
+        self._silent = False
+        self._error_rates = {"retransmits": ErrorRate(), "crc_errors": ErrorRate()}
         registry = DeckRegistry.load(Path(section.registry)) if section.registry else None
         if section.protocol == "slp":
             self._link: HostLink | None = HostLink()
@@ -185,6 +190,10 @@ class DeviceRunner:
 
     async def run(self) -> None:
         async for item in self.connection.messages():
+            if self._silent:
+                self._silent = False
+                self.status = ConnectionStatus.CONNECTED.value
+                log.info("device speaks again", device=self.name)
             try:
                 if self._link is not None:
                     self._on_delivery(item)
@@ -256,7 +265,11 @@ class DeviceRunner:
             self._link.send(self.translator.indicate(*self._indication))
 
     def _on_status(self, status: ConnectionStatus, detail: str | None) -> None:
-        self.status = status.value if hasattr(status, "value") else str(status)
+        if status is ConnectionStatus.SILENT:
+            self._silent = True
+        elif status is not ConnectionStatus.CONNECTED:
+            self._silent = False  # lost or stopped says more than silent
+        self.status = "silent" if self._silent else status.value
         now = self._clock()
         if status is ConnectionStatus.CONNECTED:
             self._lost_reported = False
@@ -290,6 +303,13 @@ class DeviceRunner:
             return False
         return True
 
+    def sample_error_rates(self, now: float) -> None:
+        """Take a sample of the link's error counters (the daemon does every few seconds)."""
+        if self._link is not None:
+            stats = self._link.stats
+            self._error_rates["retransmits"].sample(now, stats.retransmits)
+            self._error_rates["crc_errors"].sample(now, stats.crc_errors)
+
     def stats(self) -> dict[str, Any]:
         """Link statistics and identity for `shoectl devices`."""
         out: dict[str, Any] = {
@@ -301,6 +321,9 @@ class DeviceRunner:
         }
         if self._link is not None:
             out["link"] = self._link.stats.as_dict()
+            out["error_rates"] = {
+                name: rate.per_minute() for name, rate in self._error_rates.items()
+            }
         else:
             out["adapter"] = self.translator.stats.as_dict()
         return out

@@ -1,73 +1,164 @@
-"""The Nagios-style verdict on a status answer: what needs a person, and one line for
-monitoring.
+"""The one health model: what needs a person, how urgently, and what to do about it.
 
-Pure: a status answer in, plain data out (`shoectl check` exits with the level).
+`status`, `check`, sd_notify's STATUS and the control socket all read `assess`'s verdict on a
+status answer (docs/control.md "What counts as a problem"):
+- CRITICAL: play or delivery is stopped: a hold, the table refusing the shoe's cards, a
+  device silent, lost or unopened while a shoe is open, a device error, the journal failing,
+  the table server refusing the events or events undelivered past the critical age;
+- WARNING: degraded: a warning fault, a device down with no shoe open, delivery failing and
+  retried or events older than the warning age, link errors above their rate, a replay that
+  differs from the journal;
+- OK otherwise.
+Each problem says why and what to do. A state lasts as long as its cause (a device stays
+`silent` until it speaks again, the refusal until a card is taken, a rate over a minute), so
+`check` does not flap.
+
+Pure, but for `ErrorRate`, which keeps a minute of a counter's samples.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
+
+from shoe_controller.service.config import HealthSection
 
 # Health levels, Nagios's numbers (`shoectl check` exits with them).
 OK, WARNING, CRITICAL = 0, 1, 2
 LEVEL_NAMES = {OK: "OK", WARNING: "WARNING", CRITICAL: "CRITICAL", 3: "UNKNOWN"}
-# Delivery: waiting this long for the table server is worth a look, then worth a run.
-BACKLOG_WARN_S = 60.0
-BACKLOG_CRIT_S = 300.0
+DOWN = ("lost", "silent", "open_failed", "stopped")  # a configured device that does not talk
+RATE_SPAN_S = 60.0
 
 
-def assess(status: Mapping[str, Any]) -> dict[str, Any]:
+class ErrorRate:
+    """How many times a counter (retransmits, CRC errors) grew in the last minute.
+
+    The increase itself, not extrapolated: one retransmit in a link's first second is one,
+    not sixty a minute.
+    """
+
+    def __init__(self, span: float = RATE_SPAN_S) -> None:
+        self._span = span
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def sample(self, now: float, count: int) -> None:
+        self._samples.append((now, count))
+        # Keep one sample at or before the span's start: the increase covers the whole span.
+        while len(self._samples) > 2 and self._samples[1][0] <= now - self._span:
+            self._samples.popleft()
+
+    def per_minute(self) -> int | None:
+        """None until there are two samples."""
+        if len(self._samples) < 2:
+            return None
+        return max(0, self._samples[-1][1] - self._samples[0][1])
+
+
+def assess(status: Mapping[str, Any], limits: HealthSection) -> dict[str, Any]:
     """What needs a person, from a status answer: level (Nagios numbers) and problems."""
     problems: list[dict[str, Any]] = []
 
-    def problem(level: int, text: str) -> None:
-        problems.append({"level": level, "status": LEVEL_NAMES[level], "text": text})
+    def problem(level: int, text: str, action: str) -> None:
+        problems.append(
+            {"level": level, "status": LEVEL_NAMES[level], "text": text, "action": action}
+        )
 
-    controller = status["controller"]
+    controller, table = status["controller"], status["table"]
     if controller.get("journal_fault"):
-        problem(CRITICAL, f"journal fault: {controller['journal_fault']}")
+        problem(
+            CRITICAL,
+            f"journal fault: {controller['journal_fault']}",
+            "technician: free or fix the journal's disk; the shoe's frames wait unacknowledged",
+        )
     if controller.get("replay_mismatch"):
-        problem(WARNING, f"replay differs from the journal: {controller['replay_mismatch']}")
-    table = status["table"]
+        problem(
+            WARNING,
+            f"replay differs from the journal: {controller['replay_mismatch']}",
+            "technician: keep the journal (shoe-controller export) and report it",
+        )
     for hold in table.get("holds", []):
-        problem(CRITICAL, f"table held ({hold.get('code')}): {hold.get('text')}")
+        ways = " or ".join(f"shoectl {action.replace('_', '-')}" for action in hold["actions"])
+        waiting = f" (first: {hold['waiting_for']})" if hold.get("waiting_for") else ""
+        problem(
+            CRITICAL, f"table held ({hold['code']}): {hold['text']}", f"supervisor: {ways}{waiting}"
+        )
+    refusing = table.get("refusing_cards")
+    if refusing:
+        problem(
+            CRITICAL,
+            f"the table refuses the shoe's cards ({refusing['code']}, {refusing['count']}"
+            f" since {refusing['since']}): {refusing['text']}",
+            "stop dealing; supervisor: see the text (load or start a shoe, check the shoe)",
+        )
     for fault in table.get("faults", []):
         level = CRITICAL if (fault.get("severity") or 0) >= 2 else WARNING
         code = fault.get("code")
         code_text = f"{code:#06x}" if isinstance(code, int) else str(code)
-        problem(level, f"{fault.get('device')} fault {code_text}: {fault.get('text')}")
-    for device in status["devices"]:
-        state = device.get("status")
-        if device.get("configured") and state not in ("connected", None):
-            level = WARNING if state == "starting" else CRITICAL
-            problem(level, f"{device['device']} is {state}")
-        elif not device.get("configured") and state == "disconnected":
-            problem(WARNING, f"{device['device']} is disconnected")
-    outbox = status["outbox"]
-    publisher = outbox.get("publisher") or {}
-    if publisher.get("fault"):
-        fault = publisher["fault"]
         problem(
-            CRITICAL, f"table server refuses our events ({fault.get('code')}): {fault.get('text')}"
+            level,
+            f"{fault.get('device')} fault {code_text}: {fault.get('text')}",
+            f"technician: see the {fault.get('device')}'s manual for this code",
         )
-    age = outbox.get("oldest_waiting_age_s")
-    if outbox.get("backlog") and age is not None:
-        if age >= BACKLOG_CRIT_S:
-            problem(CRITICAL, f"{outbox['backlog']} event(s) undelivered for {age:.0f} s")
-        elif age >= BACKLOG_WARN_S:
-            problem(WARNING, f"{outbox['backlog']} event(s) undelivered for {age:.0f} s")
-    if publisher.get("consecutive_failures") and not publisher.get("fault"):
-        problem(WARNING, f"delivery to the table server failing: {publisher.get('last_error')}")
+    _devices(status["devices"], bool(table.get("shoe_open")), limits, problem)
+    _delivery(status["outbox"], limits, problem)
     level = max((p["level"] for p in problems), default=OK)
     return {"level": level, "status": LEVEL_NAMES[level], "problems": problems}
 
 
-def check_line(status: Mapping[str, Any]) -> str:
-    """One Nagios-style line: `SHOE OK - ... | perfdata`."""
-    health = status["health"]
-    table = status["table"]
-    outbox = status["outbox"]
+def _devices(devices: Any, shoe_open: bool, limits: HealthSection, problem: Any) -> None:
+    for device in devices:
+        name, state = device["device"], device.get("status")
+        if device.get("configured") and state in DOWN:
+            # While a shoe is open nothing it sends can reach the table: play is stopped.
+            level = CRITICAL if shoe_open else WARNING
+            problem(
+                level,
+                f"{name} is {state}" + (" while a shoe is open" if shoe_open else ""),
+                f"stop dealing; technician: check the {name}'s cable and power (shoectl devices)",
+            )
+        elif device.get("configured") and state == "starting":
+            problem(WARNING, f"{name} is starting", f"wait, or check the {name}'s cable")
+        elif not device.get("configured") and state == "disconnected":
+            problem(WARNING, f"{name} is disconnected", f"check the {name}")
+        for counter, rate in (device.get("error_rates") or {}).items():
+            if rate is not None and rate > limits.link_errors_per_minute:
+                problem(
+                    WARNING,
+                    f"{name}: {rate:g} {counter.replace('_', ' ')} a minute"
+                    f" (more than {limits.link_errors_per_minute:g})",
+                    f"technician: check the {name}'s cable, plugs and baud rate",
+                )
+
+
+def _delivery(outbox: Mapping[str, Any], limits: HealthSection, problem: Any) -> None:
+    publisher = outbox.get("publisher") or {}
+    fault = publisher.get("fault")
+    if fault:
+        problem(
+            CRITICAL,
+            f"table server refuses our events ({fault.get('code')}): {fault.get('text')}",
+            "technician: fix the table server or the key (docs/install.md), then restart",
+        )
+    age = outbox.get("oldest_waiting_age_s")
+    if outbox.get("backlog") and age is not None:
+        text = f"{outbox['backlog']} event(s) undelivered for {age:.0f} s"
+        action = "technician: check the table server and the network (shoectl outbox)"
+        if age >= limits.backlog_critical_s:
+            problem(CRITICAL, text, action)
+        elif age >= limits.backlog_warning_s:
+            problem(WARNING, text, action)
+    if publisher.get("consecutive_failures") and not fault:
+        problem(
+            WARNING,
+            f"delivery to the table server failing: {publisher.get('last_error')}",
+            "retrying by itself; technician: check the table server if it lasts",
+        )
+
+
+def summary(status: Mapping[str, Any]) -> str:
+    """The worst problem (and how many more), the shoe, the round and the backlog."""
+    health, table, outbox = status["health"], status["table"], status["outbox"]
     round_info = table.get("round") or {}
     parts = [f"shoe {table.get('shoe')} {table.get('state')}"]
     if round_info.get("number") is not None:
@@ -78,6 +169,12 @@ def check_line(status: Mapping[str, Any]) -> str:
         worst = sorted(health["problems"], key=lambda p: -p["level"])
         more = f" (+{len(worst) - 1} more)" if len(worst) > 1 else ""
         text = f"{worst[0]['text']}{more}; {text}"
+    return text
+
+
+def check_line(status: Mapping[str, Any]) -> str:
+    """One Nagios-style line: `SHOE OK - ... | perfdata`."""
+    table, outbox = status["table"], status["outbox"]
     perf = [
         f"backlog={outbox.get('backlog') or 0}",
         f"rounds={table.get('real_rounds') or 0}",
@@ -85,4 +182,4 @@ def check_line(status: Mapping[str, Any]) -> str:
     ]
     if table.get("cards_left") is not None:
         perf.append(f"cards_left={table['cards_left']}")
-    return f"SHOE {health['status']} - {text} | {' '.join(perf)}"
+    return f"SHOE {status['health']['status']} - {summary(status)} | {' '.join(perf)}"

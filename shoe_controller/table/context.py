@@ -48,6 +48,22 @@ class DeviceBoard:
     faults: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Refusing:
+    """The table is refusing the shoe's cards: the last card input was refused with the
+    supervisor needed. It lasts until a card is taken, or the shoe it was refused in (`where`:
+    number, open) gives way to another: play is stopped meanwhile (health)."""
+
+    code: str
+    text: str
+    since: str
+    count: int
+    where: tuple[int, bool]
+
+    def view(self) -> dict[str, Any]:
+        return {"code": self.code, "text": self.text, "since": self.since, "count": self.count}
+
+
 class Context:
     """The table's state and the input being applied: what the parts share."""
 
@@ -64,13 +80,18 @@ class Context:
         build_preparation(self._prep)
         self.events: list[Event] = []
         self.at = EPOCH
-        self.refused = False
+        self.refusal: tuple[str, str, bool] | None = None  # why the input is refused
+        self.refusing: Refusing | None = None
 
     def begin(self, at: str) -> None:
         """Start applying an input that happened at `at`."""
         self.events = []
-        self.refused = False
+        self.refusal = None
         self.at = at
+
+    @property
+    def refused(self) -> bool:
+        return self.refusal is not None
 
     # ------------------------------------------------------------------ states
 
@@ -169,5 +190,5 @@ class Context:
         """Refuse the input: one alert, nothing changed (so nothing may have been emitted)."""
         if self.events:
             raise BugError(f"refusing ({code}) after events were emitted")
-        self.refused = True
+        self.refusal = (code, text, needs_supervisor)
         self.alert(code, text, needs_supervisor)

@@ -23,7 +23,7 @@ from typing import Any
 from shoe_controller.table import device_inputs
 from shoe_controller.table.books import ShoeBook, to_plain
 from shoe_controller.table.config import TableConfig
-from shoe_controller.table.context import EPOCH, Context, DeviceBoard
+from shoe_controller.table.context import EPOCH, Context, DeviceBoard, Refusing
 from shoe_controller.table.counting import time_went_back
 from shoe_controller.table.holds import hold_after_bug
 from shoe_controller.table.supervisor import on_supervisor
@@ -64,6 +64,7 @@ INPUT_HANDLERS: Mapping[type, Callable[[Context, Any], None]] = MappingProxyType
         SupervisorCommand: on_supervisor,
     }
 )
+_CARD_INPUTS = (CardDrawn, CardsMissed, CutCardSeen)  # what the shoe sends as it deals
 _LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z, the last time iso_time can write
 
 
@@ -155,6 +156,7 @@ class Table:
             else:
                 self._handle(item)
                 self._note_time(belongs, item.at)
+            self._note_refusing(item)
         except Exception as error:  # a bug of the table, never the input's: undo and report
             return self._refuse_after_bug(item, error, start_shoe, at or EPOCH)
         if not ctx.refused:
@@ -167,6 +169,26 @@ class Table:
 
     def _handle(self, item: Input) -> None:
         INPUT_HANDLERS[type(item)](self._ctx, item)
+
+    def _note_refusing(self, item: Input) -> None:
+        """Whether the table is refusing the shoe's cards (context.Refusing)."""
+        ctx = self._ctx
+        book, refusing = ctx.book, ctx.refusing
+        where = (book.number, book.open)
+        if not isinstance(item, _CARD_INPUTS):
+            if refusing is not None and refusing.where != where:
+                ctx.refusing = None  # another shoe: the cards refused were the last one's
+            return
+        if ctx.refusal is None:
+            ctx.refusing = None
+            return
+        code, text, needs_supervisor = ctx.refusal
+        if not needs_supervisor:
+            return  # a double read: nothing stops
+        if refusing is None or refusing.where != where:
+            ctx.refusing = Refusing(code, text, ctx.at, 1, where)
+        else:
+            ctx.refusing = Refusing(code, text, refusing.since, refusing.count + 1, where)
 
     def _note_time(self, shoe: int, at: float) -> None:
         """Report an accepted input whose time is before the last one's of its shoe.
@@ -194,7 +216,7 @@ class Table:
             hold_after_bug(self._ctx)
         ctx = self._ctx
         ctx.begin(at)
-        ctx.refused = True
+        ctx.refusal = ("internal_error", "", True)
         ctx.alert(
             "internal_error",
             f"the controller failed on a {kind} input ({type(error).__name__}); {outcome_text};"

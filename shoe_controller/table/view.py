@@ -64,6 +64,7 @@ class TableView(TypedDict):
     next_position: str | None
     insurance: list[dict[str, Any]]
     holds: list[dict[str, object]]
+    refusing_cards: dict[str, Any] | None  # the shoe's cards are being refused: play stopped
     queued_cards: int
     faults: list[dict[str, Any]]
     devices: dict[str, dict[str, Any]]
@@ -153,6 +154,7 @@ def view(ctx: Context) -> TableView:
         if current is not None
         else [],
         "holds": [hold.view() for hold in book.holds],
+        "refusing_cards": ctx.refusing.view() if ctx.refusing is not None else None,
         "queued_cards": sum(isinstance(item, Draw) for item in book.queue),
         "faults": [dict(fault) for fault in ctx.devices.faults.values()],
         "devices": {name: dict(record) for name, record in ctx.devices.devices.items()},

@@ -273,12 +273,12 @@ def render_status(result: Mapping[str, Any], paint: Painter) -> str:
         offers = [f"{o['side']} stage {o['stage']} pays {o['odds']}" for o in table["insurance"]]
         pairs.append(("Insurance", paint("open: " + "; ".join(offers), "warn")))
     holds = table.get("holds") or []
-    pairs.append(
-        (
-            "Holds",
-            "; ".join(paint(f"{h['code']}: {h['text']}", "crit") for h in holds) or "none",
+    pairs.append(("Holds", "; ".join(hold_text(h, paint) for h in holds) or "none"))
+    refusing = table.get("refusing_cards")
+    if refusing:
+        pairs.append(
+            ("Refusing", paint(f"{refusing['count']} card input(s): {refusing['text']}", "crit"))
         )
-    )
     devices = result.get("devices") or []
     pairs.append(("Devices", "; ".join(device_text(d, paint) for d in devices) or "none"))
     pairs.append(
@@ -300,10 +300,10 @@ def render_status(result: Mapping[str, Any], paint: Painter) -> str:
     lines = [render_pairs(pairs, paint)]
     if health["problems"]:
         lines += ["", paint("Needs a person:", "head")]
-        lines += [
-            f"  {paint(p['status'], LEVEL_STYLE[p['level']])}  {p['text']}"
-            for p in health["problems"]
-        ]
+        for p in health["problems"]:
+            lines.append(f"  {paint(p['status'], LEVEL_STYLE[p['level']])}  {p['text']}")
+            if p.get("action"):
+                lines.append(f"  {' ' * len(p['status'])}  -> {p['action']}")
     alerts = result.get("alerts") or []
     if alerts:
         lines += ["", paint("Recent alerts:", "head")]
@@ -319,6 +319,13 @@ def render_status(result: Mapping[str, Any], paint: Painter) -> str:
         ]
         lines.append(render_table(("SEQ", "TIME", "SHOE/RND", "CODE", "TEXT"), rows, paint))
     return "\n".join(lines)
+
+
+def hold_text(hold: Mapping[str, Any], paint: Painter) -> str:
+    """A hold and the actions that end it (docs/table.md "Holds and their ways out")."""
+    ways = ", ".join(action.replace("_", "-") for action in hold.get("actions") or [])
+    waiting = f"; first {hold['waiting_for']}" if hold.get("waiting_for") else ""
+    return paint(f"{hold['code']}: {hold['text']}", "crit") + f" (ways out: {ways}{waiting})"
 
 
 def shoe_text(table: Mapping[str, Any], paint: Painter) -> str:

@@ -1,0 +1,132 @@
+"""The one health model (service/health.py) on status answers, and how shoectl shows it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shoe_controller.cli.shoectl.render import hold_text
+from shoe_controller.service.config import ConfigError, HealthSection, from_mapping
+from shoe_controller.service.health import CRITICAL, OK, WARNING, ErrorRate, assess, check_line
+
+
+def status(**parts: Any) -> dict[str, Any]:
+    table = {"shoe": 3, "state": "dealing", "shoe_open": True, "holds": [], "faults": []}
+    table |= parts.pop("table", {})
+    answer = {
+        "controller": {"journal_fault": None, "replay_mismatch": None},
+        "table": table,
+        "devices": parts.pop("devices", []),
+        "outbox": {"backlog": 0, "publisher": None} | parts.pop("outbox", {}),
+    }
+    answer["health"] = assess(answer, HealthSection())
+    return answer
+
+
+def device(state: str, **extra: Any) -> dict[str, Any]:
+    return {"device": "scanner", "configured": True, "status": state, **extra}
+
+
+def levels(answer: dict[str, Any]) -> list[tuple[int, str]]:
+    return [(p["level"], p["text"]) for p in answer["health"]["problems"]]
+
+
+def test_a_quiet_table_is_ok() -> None:
+    answer = status(devices=[device("connected")])
+    assert answer["health"] == {"level": OK, "status": "OK", "problems": []}
+
+
+@pytest.mark.parametrize("state", ["silent", "lost", "open_failed", "stopped"])
+def test_a_device_down_stops_play_while_a_shoe_is_open(state: str) -> None:
+    open_shoe = status(devices=[device(state)])
+    assert levels(open_shoe) == [(CRITICAL, f"scanner is {state} while a shoe is open")]
+    assert "cable and power" in open_shoe["health"]["problems"][0]["action"]
+    between_shoes = status(devices=[device(state)], table={"shoe_open": False})
+    assert levels(between_shoes) == [(WARNING, f"scanner is {state}")]
+
+
+def test_a_table_refusing_cards_is_critical_with_the_reason() -> None:
+    refusing = {"code": "no_shoe", "text": "no shoe is open", "since": "t", "count": 4}
+    answer = status(table={"refusing_cards": refusing, "shoe_open": False})
+    ((level, text),) = levels(answer)
+    assert level == CRITICAL
+    assert text.startswith("the table refuses the shoe's cards (no_shoe, 4 since t)")
+
+
+def test_a_hold_names_the_commands_that_end_it() -> None:
+    hold = {
+        "code": "device_fault",
+        "text": "jam",
+        "actions": ["resume", "change_shoe"],
+        "waiting_for": "scanner to clear fault 0x0001 (FAULT_CLEARED)",
+    }
+    answer = status(table={"holds": [hold]})
+    (problem,) = answer["health"]["problems"]
+    assert problem["level"] == CRITICAL
+    assert problem["action"] == (
+        "supervisor: shoectl resume or shoectl change-shoe"
+        " (first: scanner to clear fault 0x0001 (FAULT_CLEARED))"
+    )
+    assert hold_text(hold, _plain) == (
+        "device_fault: jam (ways out: resume, change-shoe;"
+        " first scanner to clear fault 0x0001 (FAULT_CLEARED))"
+    )
+
+
+def test_link_errors_above_their_rate_are_a_warning() -> None:
+    limit = HealthSection().link_errors_per_minute
+    calm = status(devices=[device("connected", error_rates={"retransmits": int(limit)})])
+    assert levels(calm) == []
+    noisy = status(devices=[device("connected", error_rates={"crc_errors": int(limit) + 5})])
+    expected = f"scanner: {int(limit) + 5} crc errors a minute (more than {limit:g})"
+    assert levels(noisy) == [(WARNING, expected)]
+
+
+def test_the_backlog_ages_are_configured() -> None:
+    config = from_mapping({"health": {"backlog_warning_s": 10, "backlog_critical_s": 20}})
+    old = {"backlog": 3, "oldest_waiting_age_s": 15.0, "publisher": None}
+    answer = {**status(outbox=old)}
+    assert assess(answer, config.health)["level"] == WARNING
+    assert (
+        assess({**answer, "outbox": {**old, "oldest_waiting_age_s": 25.0}}, config.health)["level"]
+        == CRITICAL
+    )
+    assert assess(answer, HealthSection())["level"] == OK  # 15 s is young for the default
+
+
+@pytest.mark.parametrize(
+    "values",
+    [{"backlog_warning_s": 0}, {"backlog_critical_s": 5}, {"link_errors_per_minute": "many"}],
+)
+def test_bad_health_settings_are_named(values: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match=r"\[health\]"):
+        from_mapping({"health": values})
+
+
+def test_an_error_rate_counts_the_last_minute_without_extrapolating() -> None:
+    rate = ErrorRate()
+    assert rate.per_minute() is None
+    rate.sample(0.0, 0)
+    rate.sample(0.5, 1)  # one retransmit in the first half second is one, not 120 a minute
+    assert rate.per_minute() == 1
+    for second in range(5, 125, 5):
+        rate.sample(float(second), 1 + second // 5)
+    assert rate.per_minute() == 12  # 12 more in the last 60 s (a sample every 5 s)
+    rate.sample(200.0, 25)
+    assert rate.per_minute() == 0
+
+
+def test_check_line_leads_with_the_worst_problem() -> None:
+    fault = {"device": "scanner", "code": 0x0201, "severity": 1, "text": "lamp dim"}
+    answer = status(devices=[device("silent")], table={"faults": [fault]})
+    assert check_line(answer).startswith(
+        "SHOE CRITICAL - scanner is silent while a shoe is open (+1 more); shoe 3 dealing"
+    )
+
+
+def _plain(text: str, style: str | None = None) -> str:
+    return text
+
+
+_plain.enabled = False  # type: ignore[attr-defined]
