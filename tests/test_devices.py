@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 
 from drivers.adapters.beetek import encode_card, encode_unreadable
+from drivers.sim.base import SimConfig
+from drivers.sim.devices import make_device
+from drivers.sim.pty import SimRunner
+from drivers.wire.messages import DeviceKind
 from shoe_controller.service.config import DeviceSection
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError
 from shoe_controller.store.controller import Controller
@@ -161,3 +165,35 @@ def test_an_ascii_card_the_journal_refused_goes_first_with_the_next_one(
     asyncio.run(asyncio.wait_for(scenario(), GUARD_S))
     cards = [item.card for item in beetek.stored() if isinstance(item, CardDrawn)]
     assert cards == [parse_card("QH"), parse_card("TD")]
+
+
+def test_a_shuffler_dealer_on_the_scanner_section_is_shown_the_tables_lights(
+    tmp_path: Path,
+) -> None:
+    # A shuffler-dealer machine dealing as the table's [scanner] gets a ShufflerTranslator;
+    # asking for lights used to call its missing `indicate` and stop the device's task.
+    sim = SimRunner(
+        make_device(SimConfig(kind=DeviceKind.SHUFFLER_DEALER, autoload=False, autodeal=False)),
+        link_path=tmp_path / "machine.tty",
+    ).start()
+    stored: list[Input] = []
+    section = DeviceSection(port=str(tmp_path / "machine.tty"), kind="shuffler_dealer")
+    runner = DeviceRunner("scanner", section, lambda inputs, state: stored.extend(inputs), None)
+
+    async def scenario() -> None:
+        task = asyncio.create_task(runner.run())
+        await until(lambda: any(isinstance(item, DeviceConnected) for item in stored))
+        runner.indicate(5, 2)  # DEAL, B1
+        await until(lambda: shown() == (5, 2))
+        runner.stop()
+        await task
+
+    def shown() -> tuple[int, int] | None:
+        indication = sim.call(lambda device: device.indication)
+        return None if indication is None else (int(indication.pattern), indication.arg)
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), GUARD_S))
+        assert shown() == (5, 2)
+    finally:
+        sim.stop()

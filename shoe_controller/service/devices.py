@@ -246,7 +246,9 @@ class DeviceRunner:
     def indicate(self, pattern: int, arg: int) -> None:
         self._indication = (pattern, arg)
         if self._link is not None and self.name == "scanner":
-            self.send(self.translator.indicate(pattern, arg))
+            # Built by the shoe's translator whatever deals here: a shuffler-dealer machine
+            # on the [scanner] section has a ShufflerTranslator, which shows no lights.
+            self.send(ScannerTranslator.indicate(pattern, arg))
 
     def _resynchronise(self) -> None:
         """Ask a (re)connected device for its state and active faults (PROTOCOL.md).
@@ -259,10 +261,10 @@ class DeviceRunner:
         assert self._link is not None
         lights = self.name == "scanner"
         if lights:
-            self._link.send(self.translator.indicate(*self._indication))
+            self._link.send(ScannerTranslator.indicate(*self._indication))
         self._link.send(self.translator.status_request())
         if lights:
-            self._link.send(self.translator.indicate(*self._indication))
+            self._link.send(ScannerTranslator.indicate(*self._indication))
 
     def _on_status(self, status: ConnectionStatus, detail: str | None) -> None:
         if status is ConnectionStatus.SILENT:
