@@ -58,6 +58,8 @@ class LiveTable:
         *,
         procedures: Mapping[str, Any] | None = None,
         supervisor_group: str = "shoe-supervisors",
+        viewer_group: str = "shoe-viewers",
+        control: Mapping[str, Any] | None = None,
         busy_timeout_s: float = 5.0,
     ) -> None:
         self.workdir = workdir
@@ -72,6 +74,8 @@ class LiveTable:
                 "control": {
                     "socket": str(self.socket_path),
                     "supervisor_group": supervisor_group,
+                    "viewer_group": viewer_group,
+                    **(control or {}),
                 },
             }
         )
@@ -139,7 +143,7 @@ class LiveTable:
             self.config,
             time.time,
         )
-        self.server = ControlServer(self.socket_path, self.service, self.supervisor_group)
+        self.server = ControlServer(self.socket_path, self.service, self.config.control)
         self.controller.start("test", time.time())
         self._tasks.append(self.loop.create_task(self.scanner.run()))
 

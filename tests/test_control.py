@@ -116,11 +116,12 @@ def test_an_overlong_request_is_refused_and_the_connection_closed(live: LiveTabl
     assert "64 KiB" in answers[0]["error"]["text"]
 
 
-def test_the_socket_is_0666_replaces_a_dead_daemons_socket_and_refuses_a_live_one(
+def test_the_socket_is_not_world_replaces_a_dead_daemons_socket_and_refuses_a_live_one(
     live: LiveTable, tmp_path: Path
 ) -> None:
-    assert stat.S_IMODE(live.socket_path.stat().st_mode) == 0o666
-    second = ControlServer(live.socket_path, live.service, "shoe-supervisors")
+    # Neither the viewer nor the supervisor group exists here: root and the daemon only.
+    assert stat.S_IMODE(live.socket_path.stat().st_mode) == 0o600
+    second = ControlServer(live.socket_path, live.service, live.config.control)
     with pytest.raises(ControlError, match="already listens"):
         live.run(second.start())
     assert live.request({"cmd": "hello"})["ok"]  # the first one still serves
@@ -128,7 +129,7 @@ def test_the_socket_is_0666_replaces_a_dead_daemons_socket_and_refuses_a_live_on
     leftover = socket.socket(socket.AF_UNIX)
     leftover.bind(str(stale))
     leftover.close()  # a crashed daemon leaves its socket file behind
-    third = ControlServer(stale, live.service, "shoe-supervisors")
+    third = ControlServer(stale, live.service, live.config.control)
     live.run(third.start())
     try:
         with socket.socket(socket.AF_UNIX) as sock:
@@ -139,7 +140,7 @@ def test_the_socket_is_0666_replaces_a_dead_daemons_socket_and_refuses_a_live_on
     not_a_socket = live.socket_dir / "plain"
     not_a_socket.write_text("keep me")
     with pytest.raises(ControlError, match="not a socket"):
-        live.run(ControlServer(not_a_socket, live.service, "g").start())
+        live.run(ControlServer(not_a_socket, live.service, live.config.control).start())
     assert not_a_socket.read_text() == "keep me"
 
 
@@ -633,3 +634,52 @@ def test_requests_answer_in_order_on_one_connection(live: LiveTable) -> None:
         sock.sendall(b'{"cmd": "hello"}\n{"cmd": "check"}\n{"cmd": "outbox"}\n')
         answers = lines_of(sock)
         assert [next(answers)["cmd"] for _ in range(3)] == ["hello", "check", "outbox"]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b"[" * 50_000, "nested too deep"),
+        (b'{"cmd": "status", "x": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5001, "nested"),
+        (b'{"cmd": "status", "n": ' + b"7" * 5000 + b"}", "digits"),
+        (b"\xff\xfe not text", "not a JSON line"),
+    ],
+    ids=["50000 brackets", "deep object", "5000-digit integer", "not UTF-8"],
+)
+def test_every_line_gets_one_answer_whatever_it_holds(
+    live: LiveTable, line: bytes, reason: str
+) -> None:
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(GUARD_S)
+        sock.connect(str(live.socket_path))
+        sock.sendall(line + b'\n{"cmd": "hello"}\n')
+        sock.shutdown(socket.SHUT_WR)
+        answers = list(lines_of(sock))
+    assert [answer["ok"] for answer in answers] == [False, True]  # and the connection lives on
+    assert answers[0]["error"]["code"] == "bad_request"
+    assert reason in answers[0]["error"]["text"]
+
+
+def test_connections_beyond_the_caps_are_refused_politely_and_idle_ones_closed(
+    tmp_path: Path,
+) -> None:
+    live = LiveTable(
+        tmp_path, control={"max_connections": 4, "max_connections_per_user": 4, "idle_timeout_s": 1}
+    )
+    try:
+        held = [socket.socket(socket.AF_UNIX) for _ in range(4 + 4 + 2)]
+        for sock in held:
+            sock.settimeout(GUARD_S)
+            sock.connect(str(live.socket_path))
+        # Root has four more than the cap (the pit boss's sudo shoectl always gets in).
+        firsts = [next(lines_of(sock)) for sock in held]
+        refused = [answer for answer in firsts if answer.get("error", {}).get("code") == "busy"]
+        idle = [answer for answer in firsts if answer.get("error", {}).get("code") == "idle"]
+        assert len(refused) == 2
+        assert "serves 8 connections already" in refused[0]["error"]["text"]
+        assert len(idle) == 8  # each held connection that asked nothing, after 1 s
+        assert live.request({"cmd": "hello"})["ok"]  # freed
+    finally:
+        for sock in held:
+            sock.close()
+        live.close()

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 import tomllib
 import types
 import typing
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +26,9 @@ _T = TypeVar("_T")
 
 DEFAULT_PATH = Path("/etc/shoe-controller/shoe-controller.toml")
 _ID = r"[A-Za-z0-9_.-]{1,64}"  # table and controller ids: URL path, header and event id safe
+SOCKET_PATH_MAX = 107  # bytes: a Unix socket's sun_path holds 108 with the closing NUL
+BAUD_MIN, BAUD_MAX = 50, 12_000_000  # POSIX's lowest rate; the fastest USB serial chips
+TIMEOUT_MAX_S = 3600.0
 
 
 class ConfigError(ValueError):
@@ -67,8 +72,13 @@ class DeviceSection:
             raise ValueError("USB devices speak protocol 'slp' only")
         if self.kind == "rfid" and not self.registry:
             raise ValueError("an RFID scanner needs registry = the deck registry directory")
-        if self.baud < 0:
-            raise ValueError("baud must be positive (or 0 for the protocol's default)")
+        # pyserial fails on a rate outside this when the port opens (OverflowError above
+        # 2**31): that would be a device task dying at every restart, not a clear refusal.
+        if self.baud != 0 and not BAUD_MIN <= self.baud <= BAUD_MAX:
+            raise ValueError(
+                f"baud must be 0 (the protocol's default) or {BAUD_MIN} to {BAUD_MAX}, "
+                f"got {self.baud}"
+            )
 
     @property
     def baud_rate(self) -> int:
@@ -87,12 +97,15 @@ class ServerSection:
     timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", self.url):
-            raise ValueError(f"url must be an http:// or https:// base URL, got {self.url!r}")
+        problem = url_problem(self.url)
+        if problem:
+            raise ValueError(f"url {self.url!r}: {problem}")
         if bool(self.client_cert) != bool(self.client_key):
             raise ValueError("client_cert and client_key go together")
-        if not 0 < self.timeout < math.inf:  # TOML has nan and inf: neither is a timeout
-            raise ValueError("timeout must be a finite number of seconds above 0")
+        if not 0 < self.timeout <= TIMEOUT_MAX_S:  # TOML has nan and inf: neither is a timeout
+            raise ValueError(
+                f"timeout must be a finite number of seconds above 0 and at most {TIMEOUT_MAX_S:g}"
+            )
 
 
 @dataclass(frozen=True)
@@ -109,10 +122,28 @@ class JournalSection:
 
 @dataclass(frozen=True)
 class ControlSection:
-    """[control]: the socket shoectl talks to, and who may act as supervisor."""
+    """[control]: the socket shoectl talks to, who may look and act, and how many may."""
 
     socket: str = "/run/shoe-controller/control.sock"
     supervisor_group: str = "shoe-supervisors"
+    viewer_group: str = "shoe-viewers"  # the socket's group: members (and supervisors) look
+    max_connections: int = 64  # in all; root has a few more, so that it always gets in
+    max_connections_per_user: int = 8
+    idle_timeout_s: float = 300.0  # a connection that asks nothing this long is closed
+
+    def __post_init__(self) -> None:
+        # Longer, and binding fails once the daemon runs: it would run without shoectl.
+        if len(os.fsencode(self.socket)) > SOCKET_PATH_MAX:
+            raise ValueError(
+                f"socket path has {len(os.fsencode(self.socket))} bytes; a Unix socket's "
+                f"path may have at most {SOCKET_PATH_MAX}"
+            )
+        if not 1 <= self.max_connections <= 1000:
+            raise ValueError("max_connections must be 1 to 1000")
+        if not 1 <= self.max_connections_per_user <= self.max_connections:
+            raise ValueError("max_connections_per_user must be 1 to max_connections")
+        if not 1 <= self.idle_timeout_s < math.inf:
+            raise ValueError("idle_timeout_s must be a finite number of seconds, 1 or more")
 
 
 @dataclass(frozen=True)
@@ -211,6 +242,35 @@ def from_mapping(raw: Mapping[str, Any]) -> Config:
     )
 
 
+def url_problem(url: str) -> str | None:
+    """Why `url` is not an http:// or https:// base URL the publisher can use, or None.
+
+    The publisher appends PUSH_API.md's paths to it, so a query or fragment would end up in
+    the middle of every request; a user or password in it would show in every log line that
+    names the server (the key file is the table's secret).
+    """
+    scheme, sep, _ = url.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or re.search(r"\s", url):
+        return "must be an http:// or https:// base URL"
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as error:  # "Invalid IPv6 URL" for an unclosed [
+        return f"is not a URL ({error})"
+    try:
+        port = parts.port  # ValueError for a port out of 0-65535 or not a number
+    except ValueError:
+        port = 0
+    if port == 0:
+        return "the port must be a number from 1 to 65535"
+    if not parts.hostname:
+        return "names no host"
+    if parts.username is not None or parts.password is not None:
+        return "must not hold a user or password (key_file holds the table's secret)"
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        return "a base URL has no ?query or #fragment"
+    return None
+
+
 def _section(raw: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     value = raw.get(name, {})
     if not isinstance(value, Mapping):
@@ -240,6 +300,11 @@ def _build(cls: type[_T], values: Mapping[str, Any], section: str) -> _T:
         problem = _type_problem(value, hints[key])
         if problem:
             raise ConfigError(f"[{section}] {key} = {value!r}: {problem}")
+        default = fields[key].default
+        # A key whose default is a text means something only with a text: empty, a path
+        # would be the current directory and a group nobody's (docs/config.md).
+        if value == "" and isinstance(default, str) and default:
+            raise ConfigError(f"[{section}] {key} = '': must not be empty (default {default!r})")
     try:
         return cls(**values)
     except (ValueError, TypeError) as error:
@@ -267,7 +332,11 @@ def _type_problem(value: Any, hint: Any) -> str | None:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         return None if ok else "must be a number"
     if hint is str:
-        return None if isinstance(value, str) else "must be a string in quotes"
+        if not isinstance(value, str):
+            return "must be a string in quotes"
+        if re.search(r"[\x00-\x1f\x7f]", value):  # a path or name never needs one
+            return "must not contain control characters (newline, tab, NUL ...)"
+        return None
     return None
 
 

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import grp
 import json
 import os
 import socket
 import stat
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import structlog
 
+from shoe_controller.service.config import ControlSection
 from shoe_controller.service.control_answers import READ_CHUNK, ControlService
 from shoe_controller.service.control_requests import (
     EVENTS_LIMIT_MAX,
@@ -30,15 +33,17 @@ from shoe_controller.service.control_requests import (
     optional_int,
     type_matches,
 )
-from shoe_controller.service.peers import Peer, authorize, peer_of
+from shoe_controller.service.peers import Peer, authorize, may_look, peer_of
 
 log = structlog.get_logger("control")
 
-# Anyone on the table PC may look (the answers are squeeze-safe, R15); acting is checked on
-# the peer's credentials per request. The directory (/run/shoe-controller, 0755) must let
-# them reach it.
-SOCKET_MODE = 0o666
+# The viewer group may look (the answers are squeeze-safe, R15), nobody else: a local user
+# outside it could otherwise load the daemon's loop. Acting is checked on the peer's
+# credentials per request. The directory (/run/shoe-controller, 0755) lets them reach it.
+SOCKET_MODE = 0o660
 MAX_REQUEST_BYTES = 64 * 1024
+ROOT_RESERVE = 4  # connections root has beyond the cap: the pit boss's sudo shoectl gets in
+REFUSALS_LOGGED_EVERY_S = 60.0  # refused connections are counted and logged once a minute
 
 
 class ControlServer:
@@ -48,13 +53,17 @@ class ControlServer:
         self,
         socket_path: str | os.PathLike[str],
         service: ControlService,
-        supervisor_group: str,
+        settings: ControlSection,
     ) -> None:
         self.socket_path = Path(socket_path)
         self.service = service
-        self.supervisor_group = supervisor_group
+        self.settings = settings
+        self.supervisor_group = settings.supervisor_group
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._per_uid: dict[int, int] = {}
+        self._refused = 0  # connections refused since the last log line
+        self._refusals_logged_at = 0.0
 
     async def start(self) -> None:
         """Listen; a dead daemon's socket file is replaced. ControlError when another process
@@ -63,8 +72,23 @@ class ControlServer:
         self._server = await asyncio.start_unix_server(
             self._serve, path=str(self.socket_path), limit=MAX_REQUEST_BYTES
         )
-        os.chmod(self.socket_path, SOCKET_MODE)
+        self._set_access()
         log.info("control socket listening", path=str(self.socket_path))
+
+    def _set_access(self) -> None:
+        """0660 with the viewer group (else the supervisor group); 0600 (the daemon's user and
+        root) when neither exists or the daemon may not give the socket to it."""
+        for group in (self.settings.viewer_group, self.settings.supervisor_group):
+            try:
+                gid = grp.getgrnam(group).gr_gid
+                os.chown(self.socket_path, -1, gid)
+            except (KeyError, OSError):
+                continue
+            os.chmod(self.socket_path, SOCKET_MODE)
+            return
+        os.chmod(self.socket_path, 0o600)
+        log.warning("neither the viewer nor the supervisor group exists: only root and this"
+                    " user reach the socket", path=str(self.socket_path))  # fmt: skip
 
     async def close(self) -> None:
         """Stop listening, end every connection (followers too), remove the socket file."""
@@ -90,10 +114,15 @@ class ControlServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
+        peer: Peer | None = None
         try:
-            sock = writer.get_extra_info("socket")
-            peer = peer_of(sock)
+            peer = peer_of(writer.get_extra_info("socket"))
+            refusal = self._admit(peer)
+            if refusal is not None:
+                peer = None  # not counted
+                await _send(writer, refusal)
+                return
+            self._connections.add(task)
             await self._conversation(reader, writer, peer)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client went away
@@ -103,16 +132,52 @@ class ControlServer:
             log.exception("control connection failed")
         finally:
             self._connections.discard(task)
+            if peer is not None:
+                self._per_uid[peer.uid] -= 1
+                if not self._per_uid[peer.uid]:
+                    del self._per_uid[peer.uid]
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
+    def _admit(self, peer: Peer) -> dict[str, Any] | None:
+        """The error answer for a connection that may not stay, or None (then it counts)."""
+        settings = self.settings
+        refusal = may_look(peer, settings.viewer_group, settings.supervisor_group)
+        if refusal is not None:
+            return self._refuse("not_authorized", refusal)
+        cap = settings.max_connections + (ROOT_RESERVE if peer.uid == 0 else 0)
+        if len(self._connections) >= cap:
+            return self._refuse(
+                "busy", f"the controller serves {len(self._connections)} connections already"
+            )
+        mine = self._per_uid.get(peer.uid, 0)
+        if peer.uid != 0 and mine >= settings.max_connections_per_user:
+            return self._refuse(
+                "busy", f"{peer.user} holds {mine} connections, the most one user may"
+            )
+        self._per_uid[peer.uid] = mine + 1
+        return None
+
+    def _refuse(self, code: str, text: str) -> dict[str, Any]:
+        """Refused politely, logged once a minute with a count (never once per attempt)."""
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._refusals_logged_at >= REFUSALS_LOGGED_EVERY_S:
+            log.warning("control connections refused", count=self._refused, last=text)
+            self._refused, self._refusals_logged_at = 0, now
+        return _error(code, text)
+
     async def _conversation(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer
     ) -> None:
+        idle = self.settings.idle_timeout_s
         while True:
             try:
-                line = await reader.readline()
+                line = await asyncio.wait_for(reader.readline(), idle)
+            except TimeoutError:
+                await _send(writer, _error("idle", f"nothing asked for {idle:g} s: closed"))
+                return
             except ValueError:  # longer than the limit: the stream cannot be resynchronised
                 await _send(writer, _error("bad_request", "request longer than 64 KiB"))
                 return
@@ -121,12 +186,9 @@ class ControlServer:
             if not line.strip():
                 continue
             try:
-                request = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError) as error:
-                await _send(writer, _error("bad_request", f"not a JSON line: {error}"))
-                continue
-            if not isinstance(request, dict):
-                await _send(writer, _error("bad_request", "a request is a JSON object"))
+                request = _parse(line)
+            except ControlError as error:
+                await _send(writer, _error(error.code, error.text))
                 continue
             if request.get("cmd") == "events" and request.get("follow"):
                 await self._follow(request, reader, writer)
@@ -221,6 +283,19 @@ async def _until_eof(reader: asyncio.StreamReader) -> None:
 async def _send(writer: asyncio.StreamWriter, answer: Mapping[str, Any]) -> None:
     writer.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
     await writer.drain()
+
+
+def _parse(line: bytes) -> dict[str, Any]:
+    """The request on a line; ControlError for anything else, so that every line gets one
+    answer whatever it holds (deep nesting, numbers of thousands of digits, not UTF-8)."""
+    try:
+        request = json.loads(line)
+    except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
+        reason = "nested too deep" if isinstance(error, RecursionError) else str(error)
+        raise ControlError("bad_request", f"not a JSON line: {reason}") from None
+    if not isinstance(request, dict):
+        raise ControlError("bad_request", "a request is a JSON object")
+    return request
 
 
 def _error(code: str, text: str, command: Any = None) -> dict[str, Any]:

@@ -211,9 +211,7 @@ class Daemon:
         )
         self.add_listener(service.publish)
         self._service = service
-        control = ControlServer(
-            self.config.control.socket, service, self.config.control.supervisor_group
-        )
+        control = ControlServer(self.config.control.socket, service, self.config.control)
         try:
             await control.start()
         except (ControlError, OSError) as error:

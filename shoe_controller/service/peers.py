@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import grp
+import os
 import pwd
 import socket
 import struct
@@ -102,6 +103,30 @@ def authorize(
     return (
         f"user {peer.user} (uid {peer.uid}) is not in the supervisor group {group_name!r};"
         f" an administrator can add it (usermod -aG {group_name} {peer.user}), then log in again"
+    )
+
+
+def may_look(
+    peer: Peer,
+    viewer_group: str,
+    supervisor_group: str,
+    lookup: Callable[[str], Any] = grp.getgrnam,
+) -> str | None:
+    """None when `peer` may use the socket at all, else why not: root, the daemon's own
+    user, and members of the viewer or the supervisor group (the socket's mode says the
+    same; this holds even if someone loosens the mode)."""
+    if peer.uid in (0, os.geteuid()):
+        return None
+    for name in (viewer_group, supervisor_group):
+        try:
+            group = lookup(name)
+        except KeyError:
+            continue
+        if peer.gid == group.gr_gid or group.gr_gid in peer.groups:
+            return None
+    return (
+        f"user {peer.user} (uid {peer.uid}) is not in the viewer group {viewer_group!r};"
+        f" an administrator can add it (usermod -aG {viewer_group} {peer.user})"
     )
 
 

@@ -102,5 +102,8 @@ def _connect_failure(path: str, error: OSError) -> str:
             " (shoe-controller stopped or restarting?)"
         )
     if isinstance(error, PermissionError):
-        return f"cannot reach the controller: permission denied on {path}"
+        return (
+            f"cannot reach the controller: permission denied on {path} (the controller's"
+            " viewer and supervisor groups may use it: ask an administrator to add you)"
+        )
     return f"cannot reach the controller at {path}: {error.strerror or error}"

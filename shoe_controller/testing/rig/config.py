@@ -24,6 +24,7 @@ class RigOptions:
     shuffle_time: float = 0.2  # the shuffler's seconds from SHUFFLE_STARTED to SHUFFLE_DONE
     receiver_control: bool = False  # the receiver's /control endpoints (fault injection)
     table: Mapping[str, Any] = field(default_factory=dict)  # more [table] keys
+    control: Mapping[str, Any] = field(default_factory=dict)  # more [control] keys
     log_level: str = "info"
 
 
