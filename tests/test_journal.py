@@ -392,3 +392,416 @@ def test_only_the_ack_mark_skips_the_sync_and_full_sync_comes_back(journal: Jour
     with pytest.raises(RecordInvalid):
         journal.mark_acked(5)  # a refused mark restores it too
     assert journal._conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+
+
+# ---- integrity check on journals that are not sound ------------------------------------
+
+
+def tampered(path: Path, *statements: str) -> None:
+    """Another hand changes the journal file under the controller (a bug, a bad restore)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in statements:
+        conn.execute(statement)
+    conn.close()
+
+
+def test_check_reports_a_seq_gap_and_the_input_that_lost_its_event(
+    journal: Journal, tmp_path: Path
+) -> None:
+    deal(journal, 1, 1)  # seqs 1-4, inputs 1-4
+    tampered(tmp_path / "journal.db", "DELETE FROM events WHERE seq = 2")
+    assert journal.check() == [
+        "seq gap: 3 events held between 1 and 4",
+        "input 2 lacks some of its events",
+    ]
+
+
+def test_check_reports_counters_that_disagree_with_what_is_stored(
+    journal: Journal, tmp_path: Path
+) -> None:
+    deal(journal, 1, 1)
+    journal.mark_acked(4)
+    assert journal.check() == []  # acked_through == last seq is sound
+    tampered(tmp_path / "journal.db", "UPDATE journal SET last_seq = 6, last_input = 9")
+    assert journal.check() == [
+        "last seq stored 4 but counter says 6",
+        "last input stored 4 but counter says 9",
+    ]
+
+
+def test_check_reports_an_ack_mark_beyond_the_last_seq(journal: Journal, tmp_path: Path) -> None:
+    deal(journal, 1, 1, cards=2)
+    tampered(tmp_path / "journal.db", "UPDATE journal SET acked_through = 3")
+    assert journal.check() == ["acked_through 3 beyond last seq 2"]
+
+
+def test_check_of_a_pruned_journal_with_no_event_left_is_sound(
+    journal: Journal, tmp_path: Path
+) -> None:
+    # Every event pruned, the counters kept: no seq is held, nothing to compare with.
+    deal(journal, 1, 1, cards=2)
+    tampered(tmp_path / "journal.db", "DELETE FROM events", "DELETE FROM inputs")
+    assert journal.check() == []
+    assert journal.first_seq() is None
+    assert journal.last_seq() == 2
+
+
+def test_check_reports_an_input_whose_events_are_numbered_for_another(
+    journal: Journal, tmp_path: Path
+) -> None:
+    deal(journal, 1, 1, cards=2)
+    tampered(tmp_path / "journal.db", "UPDATE events SET input_no = 1 WHERE seq = 2")
+    assert journal.check() == ["input 2 lacks some of its events"]
+
+
+def damage(path: Path, start: int, end: int, fill: bytes) -> None:
+    raw = bytearray(path.read_bytes())
+    assert len(raw) > end
+    raw[start:end] = fill * (end - start)
+    path.write_bytes(bytes(raw))
+
+
+PAGE = 4096
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "fill"),
+    [
+        (5 * PAGE, 7 * PAGE, b"\xa5"),  # b-tree pages scribbled over: SQLite cannot read on
+        (4 * PAGE, 5 * PAGE, b"\xa5"),  # one page: quick_check lists what it found
+        (9 * PAGE + 100, 10 * PAGE, b"\x00"),  # the cells of a table page zeroed
+    ],
+)
+def test_check_reports_damaged_pages_of_a_journal_opened_without_the_quick_check(
+    tmp_path: Path, start: int, end: int, fill: bytes
+) -> None:
+    path = tmp_path / "journal.db"
+    with Journal.open(path, CONTROLLER) as journal:
+        for round_ in range(1, 60):
+            deal(journal, 1, round_)
+        journal._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    damage(path, start, end, fill)
+    try:  # what SQLite itself says of the file
+        expected = [f"sqlite: {finding}" for finding in quick_check_rows(path)]
+    except sqlite3.DatabaseError as error:  # too damaged to check page by page
+        expected = [f"sqlite: journal {path}: {error}"]
+    with Journal.open(path, CONTROLLER, quick_check=False) as opened:
+        problems = opened.check()  # never raises, never says sound
+    assert problems == expected
+    assert "sqlite: ok" not in problems
+
+
+# ---- replay start, opening ---------------------------------------------------------------
+
+
+def test_replay_starts_at_the_latest_shoe_when_every_shoe_has_ended(journal: Journal) -> None:
+    deal(journal, 1, 1)  # inputs 1-4
+    journal.record({"type": "end"}, [event("shoe.ended", 1, None)], 1)  # input 5
+    deal(journal, 2, 1, cards=2)  # inputs 6-7
+    journal.record({"type": "end"}, [event("shoe.ended", None, None)], 2)  # input 8
+    journal.record({"type": "device"}, [], None)  # input 9: no shoe
+    assert all(shoe.ended_at is not None for shoe in journal.shoes())
+    assert journal.replay_start() == 6
+    assert [step.input_no for step in journal.replay_steps()] == [6, 7, 8, 9]
+
+
+def test_replay_of_an_empty_journal_starts_after_the_last_input(
+    journal: Journal, tmp_path: Path
+) -> None:
+    assert journal.replay_start() == 1
+    journal.record({"type": "device"}, [], None)
+    journal.record({"type": "device"}, [], None)
+    tampered(tmp_path / "journal.db", "DELETE FROM inputs")  # all pruned, numbering kept
+    assert journal.replay_start() == 3
+    assert journal.replay_steps() == []
+
+
+def test_a_journal_that_cannot_be_opened_is_a_journal_error(tmp_path: Path) -> None:
+    where = tmp_path / "no-such-directory" / "journal.db"
+    with pytest.raises(JournalError, match="no-such-directory") as raised:
+        Journal.open(where, CONTROLLER)
+    assert type(raised.value) is JournalError
+    assert not where.parent.exists()
+    with pytest.raises(JournalError, match="needs a controller_id"):
+        Journal.open(tmp_path / "new.db", None)
+    assert not (tmp_path / "new.db").exists()
+
+
+def test_an_sqlite_file_that_is_not_a_journal_is_refused_and_left_alone(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE recipes (name TEXT)")
+    conn.execute("INSERT INTO recipes VALUES ('bread')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(JournalMismatch, match="an SQLite file but not a shoe-controller journal"):
+        Journal.open(other, CONTROLLER)
+    with pytest.raises(JournalMismatch, match="is not a shoe-controller journal"):
+        Journal.open(other, None, read_only=True)
+    conn = sqlite3.connect(other)
+    tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master")]
+    assert tables == ["recipes"]  # no journal table was slipped in
+    assert conn.execute("SELECT name FROM recipes").fetchall() == [("bread",)]
+    conn.close()
+
+
+def test_an_empty_sqlite_file_becomes_a_journal(tmp_path: Path) -> None:
+    path = tmp_path / "empty.db"
+    sqlite3.connect(path).close()
+    with Journal.open(path, CONTROLLER) as journal:
+        assert (journal.last_seq(), journal.last_input(), journal.boot()) == (0, 0, 0)
+        assert journal.controller_id == CONTROLLER
+
+
+def test_a_journal_of_another_schema_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    Journal.open(path, CONTROLLER).close()
+    tampered(path, "UPDATE journal SET schema_version = 2")
+    with pytest.raises(JournalMismatch, match="has schema 2, this code knows 1"):
+        Journal.open(path, CONTROLLER)
+    with pytest.raises(JournalMismatch, match="has schema 2"):
+        Journal.open(path, None, read_only=True)
+
+
+def test_a_new_journal_is_in_wal_mode_with_full_sync(journal: Journal) -> None:
+    conn = journal._conn
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert conn.execute("PRAGMA journal_size_limit").fetchone()[0] == 16 * 1024 * 1024
+    assert repr(journal) == f"Journal({str(journal.path)!r}, {CONTROLLER!r}, rw)"
+
+
+# ---- a journal written by an earlier release must still open ------------------------------
+
+STORED_V1 = Path(__file__).parent / "data" / "journal-v1.sqlite3"
+
+
+def fill_like_the_stored_v1(journal: Journal) -> None:
+    """What tests/data/journal-v1.sqlite3 holds: it was written by this function with the
+    code of schema 1 (`fill_like_the_stored_v1(Journal.open(path, CONTROLLER,
+    clock=FakeClock()))`, then closed) and is kept as it was written, never rewritten."""
+    started = [event("controller.started", None, None)]
+    journal.record({"type": "controller_started", "boot": 1}, started, None)
+    deal(journal, 1, 1)
+    link = {"scanner": {"session": {"boot_id": 4660, "last_seq": 5}}}
+    journal.record({"type": "end"}, [event("shoe.ended", 1, None, reason="cut_card")], 1, link)
+    deal(journal, 2, 1, cards=2)
+    journal.mark_acked(3)
+
+
+def test_a_journal_stored_by_schema_1_opens_and_reads_as_written(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # A copy: opening for writing switches on WAL beside it, and the stored file stays as is.
+    old = tmp_path / "old.db"
+    old.write_bytes(STORED_V1.read_bytes())
+    raw = sqlite3.connect(old)
+    assert raw.execute("SELECT schema_version, controller_id FROM journal").fetchone() == (
+        1,
+        CONTROLLER,
+    )
+    raw.close()
+    with Journal.open(tmp_path / "new.db", CONTROLLER, clock=clock) as new:
+        fill_like_the_stored_v1(new)
+        expected = (
+            new.events_after(0),
+            new.shoes(),
+            new.link_states(),
+            new.replay_steps(),
+            (new.last_seq(), new.last_input(), new.acked_through(), new.boot()),
+            new.rounds(1),
+        )
+    with Journal.open(old, CONTROLLER, clock=clock) as journal:
+        assert journal.check() == []
+        assert (
+            journal.events_after(0),
+            journal.shoes(),
+            journal.link_states(),
+            journal.replay_steps(),
+            (journal.last_seq(), journal.last_input(), journal.acked_through(), journal.boot()),
+            journal.rounds(1),
+        ) == expected
+        assert journal.replay_start() == 7  # shoe 2, the open one
+        stored = journal.record({"type": "card"}, [event("card.dealt", 2, 1)], 2)
+        assert [e.seq for e in stored] == [expected[4][0] + 1]  # numbering goes on
+    with Journal.open(old, None, read_only=True) as reader:
+        assert reader.controller_id == CONTROLLER
+
+
+# ---- what the journal refuses, and how it says so ------------------------------------------
+
+
+@pytest.mark.parametrize("shoe", ["1", 1.0, True])
+def test_a_shoe_that_is_not_an_int_is_refused_by_name(journal: Journal, shoe: object) -> None:
+    with pytest.raises(RecordInvalid, match=r"^shoe must be an int or None, not "):
+        journal.record({"type": "card"}, [], shoe)  # type: ignore[arg-type]
+    with pytest.raises(RecordInvalid, match=r"^boot must be an int or None, not "):
+        journal.record({"type": "controller_started", "boot": shoe}, [], None)
+    assert (journal.last_input(), journal.boot()) == (0, 0)
+
+
+@pytest.mark.parametrize("mark", ["3", 3.0, True, None])
+def test_an_ack_mark_that_is_not_an_int_is_refused(journal: Journal, mark: object) -> None:
+    deal(journal, 1, 1)
+    with pytest.raises(RecordInvalid, match=r"^acked_through must be an int, not "):
+        journal.mark_acked(mark)  # type: ignore[arg-type]
+    assert journal.acked_through() == 0
+
+
+def test_ack_marks_from_zero_to_the_last_seq_only(journal: Journal) -> None:
+    deal(journal, 1, 1, cards=3)
+    journal.mark_acked(3)
+    journal.mark_acked(0)  # a server that lost everything: resend it all
+    assert journal.backlog() == 3
+    for outside in (-1, 4):
+        with pytest.raises(RecordInvalid, match=rf"^acked_through {outside} outside 0\.\.3 "):
+            journal.mark_acked(outside)
+
+
+@pytest.mark.parametrize("age", [-1, float("nan"), float("inf"), "3600", None])
+def test_prune_refuses_an_age_that_is_not_a_finite_non_negative_number(
+    journal: Journal, age: object
+) -> None:
+    with pytest.raises(RecordInvalid, match=r"^max_age_s must be a non-negative number, not "):
+        journal.prune(age)  # type: ignore[arg-type]
+
+
+def test_only_the_ack_mark_commits_without_waiting_for_the_disk(journal: Journal) -> None:
+    statements: list[str] = []
+    journal._conn.set_trace_callback(statements.append)
+    journal.record({"type": "card"}, [event("card.dealt", 1, 1)], 1)
+    journal.prune(3600)
+    assert "PRAGMA synchronous=NORMAL" not in statements  # inputs and prunes: durable
+    journal.mark_acked(1)
+    assert statements.count("PRAGMA synchronous=NORMAL") == 1
+    journal._conn.set_trace_callback(None)
+
+
+def test_an_input_without_events_stores_no_first_seq(journal: Journal, tmp_path: Path) -> None:
+    # The file's format is a contract: first_seq is NULL for an input that caused nothing.
+    journal.record({"type": "device"}, [], None)
+    journal.record({"type": "card"}, [event("card.dealt", 1, 1)], 1)
+    raw = sqlite3.connect(tmp_path / "journal.db")
+    rows = raw.execute("SELECT input_no, first_seq, event_count FROM inputs").fetchall()
+    raw.close()
+    assert rows == [(1, None, 0), (2, 1, 1)]
+
+
+def test_shoe_ended_marks_the_shoe_the_event_names(journal: Journal, clock: FakeClock) -> None:
+    # A batch shuffler's input of shoe 2 may end shoe 1: the event's shoe is the one ended.
+    deal(journal, 1, 1)
+    journal.record({"type": "shuffle_done"}, [], 2)
+    journal.record({"type": "end"}, [event("shoe.ended", 1, None)], 2)
+    ended = {shoe.shoe: shoe.ended_at for shoe in journal.shoes()}
+    assert ended == {1: clock.now, 2: None}
+    assert journal.replay_start() == 5  # shoe 2, the one still open
+
+
+def test_the_outbox_reads_200_events_at_a_time_by_default(journal: Journal) -> None:
+    journal.record({"type": "burst"}, [event("x", 1, 1)] * 250, 1)
+    assert len(journal.events_after(0)) == 200
+    assert len(journal.events_after(200)) == 50
+
+
+def test_replay_from_a_given_input_gets_every_input_after_it(journal: Journal) -> None:
+    deal(journal, 1, 1)  # inputs 1-4
+    journal.record({"type": "shuffle_started"}, [], 2)  # input 5, the next shoe's
+    deal(journal, 1, 2)  # inputs 6-9, shoe 1's last round
+    assert [step.input_no for step in journal.replay_steps(from_input=5)] == [5, 6, 7, 8, 9]
+
+
+def test_read_only_journal_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    Journal.open(path, CONTROLLER).close()
+    with Journal.open(path, None, read_only=True) as reader:
+        assert (reader.path, reader.read_only) == (path, True)
+        assert repr(reader) == f"Journal({str(path)!r}, {CONTROLLER!r}, ro)"
+        with pytest.raises(JournalError, match=rf"^journal {path} is open read-only$"):
+            reader.mark_acked(0)
+    with pytest.raises(JournalError, match=r"^journal .*missing\.db does not exist$"):
+        Journal.open(tmp_path / "missing.db", None, read_only=True)
+    with Journal.open(path, CONTROLLER) as writer:
+        assert (writer.path, writer.read_only) == (path, False)
+
+
+def test_errors_name_the_journal_file(journal: Journal, tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    journal.record({"type": "a"}, [event("x", 1, 1)], 1)
+    tampered(path, "UPDATE journal SET last_seq = 0")  # the next seq collides
+    with pytest.raises(JournalError, match=rf"^journal {path}: UNIQUE constraint failed"):
+        journal.record({"type": "b"}, [event("y", 1, 1)], 1)
+    tampered(path, "UPDATE journal SET last_seq = 1", "DROP TABLE links")
+    with pytest.raises(JournalError, match=rf"^journal {path}: no such table: links"):
+        journal.link_states()
+    with pytest.raises(JournalError, match=rf"^journal {path}: no such table: links"):
+        journal.record({"type": "c"}, [], 1, {"scanner": {"last_seq": 1}})
+
+
+def test_opening_errors_say_what_is_wrong_and_where(tmp_path: Path) -> None:
+    where = tmp_path / "no-such-directory" / "journal.db"
+    with pytest.raises(JournalError, match=rf"^journal {where}: unable to open database file$"):
+        Journal.open(where, CONTROLLER)
+    with pytest.raises(JournalError, match=r"^a new journal needs a controller_id$"):
+        Journal.open(tmp_path / "new.db", None)
+    empty = tmp_path / "empty.db"
+    sqlite3.connect(empty).close()
+    with pytest.raises(JournalError, match=r"^a new journal needs a controller_id$"):
+        Journal.open(empty, "")
+    path = tmp_path / "journal.db"
+    Journal.open(path, CONTROLLER).close()
+    with pytest.raises(
+        JournalMismatch,
+        match=rf"^journal {path} belongs to controller '{CONTROLLER}', not 'another'$",
+    ):
+        Journal.open(path, "another")
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not an SQLite file at all" * 200)
+    with pytest.raises(JournalCorrupt, match=rf"^journal {garbage}: file is not a database$"):
+        Journal.open(garbage, CONTROLLER)
+
+
+def test_a_journal_that_cannot_keep_a_wal_is_refused() -> None:
+    # An in-memory database cannot be switched to WAL: no durable journal there.
+    with pytest.raises(
+        JournalError, match=r"^journal :memory:: cannot switch to WAL \(got memory\)$"
+    ):
+        Journal.open(":memory:", CONTROLLER)
+
+
+def test_the_busy_timeout_and_the_connection_mode_are_as_configured(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    with Journal.open(path, CONTROLLER) as journal:
+        assert journal._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+        assert journal._conn.isolation_level is None  # BEGIN ... COMMIT are ours alone
+    with Journal.open(path, CONTROLLER, busy_timeout_s=0.25) as journal:
+        assert journal._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 250
+    with Journal.open(path, None, read_only=True, busy_timeout_s=0.5) as reader:
+        assert reader._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 500
+        assert reader._conn.isolation_level is None
+
+
+def quick_check_rows(path: Path) -> list[str]:
+    """What SQLite's own quick_check says of the file, on a connection of the test's."""
+    conn = sqlite3.connect(path)
+    try:
+        return [row[0] for row in conn.execute("PRAGMA quick_check")]
+    finally:
+        conn.close()
+
+
+def test_damage_found_at_open_is_reported_with_the_first_five_findings(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    with Journal.open(path, CONTROLLER) as journal:
+        for round_ in range(1, 60):
+            deal(journal, 1, round_)
+        journal._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for page in range(6, 10):  # the cells of four table pages zeroed
+        damage(path, page * PAGE + 100, (page + 1) * PAGE, b"\x00")
+    findings = quick_check_rows(path)
+    assert len(findings) > 5
+    with pytest.raises(JournalCorrupt) as raised:
+        Journal.open(path, CONTROLLER)
+    assert str(raised.value) == f"journal {path} is damaged: {'; '.join(findings[:5])}"
+    with Journal.open(path, CONTROLLER, quick_check=False) as opened:
+        assert opened.check() == [f"sqlite: {finding}" for finding in findings]
+

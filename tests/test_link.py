@@ -30,6 +30,7 @@ from drivers.wire.link import (
     DeviceLink,
     HostLink,
     LinkConfig,
+    Role,
     SessionState,
     next_seq,
 )
@@ -359,7 +360,7 @@ def test_oversize_garbage_is_discarded_up_to_the_next_delimiter() -> None:
 
 
 def test_ack_and_nak_cannot_be_sent_by_the_application() -> None:
-    with pytest.raises(ValueError, match="link itself"):
+    with pytest.raises(ValueError, match=r"^ACK and NAK are sent by the link itself$"):
         HostLink().send(Ack(1))
 
 
@@ -443,6 +444,422 @@ def test_valid_stream_cut_and_spoiled_anywhere_never_raises(data: st.DataObject)
         for delivery in host.receive_data(bytes(stream[position : position + size])):
             host.ack(delivery.handle)
         position += size
+
+
+# --- framing at its limits ------------------------------------------------------------------
+
+
+def full_size_frame() -> tuple[bytes, bytes]:
+    """A HEARTBEAT-typed frame whose COBS form is exactly 255 bytes, the most allowed: a body
+    of 254 bytes without a zero (header, 249 payload bytes, a CRC without a zero byte)."""
+    for last in range(1, 256):
+        payload = bytes([0x55] * 248 + [last])
+        body = bytes([1, 9, MessageType.HEARTBEAT]) + payload
+        if 0 not in crc16_ccitt_false(body).to_bytes(2, "big"):
+            return payload, encode_frame(9, MessageType.HEARTBEAT, payload)
+    raise AssertionError("no CRC without a zero byte")  # pragma: no cover
+
+
+def test_cobs_a_full_block_followed_by_a_zero_keeps_the_zero() -> None:
+    # 254 non-zero bytes fill a block (code 0xFF: no zero after it), so the zero that
+    # follows needs a block of its own (0x01) before the next data.
+    raw = bytes(range(1, 255)) + b"\x00\x01"
+    encoded = b"\xff" + bytes(range(1, 255)) + b"\x01\x02\x01"
+    assert cobs_encode(raw) == encoded
+    assert cobs_decode(encoded) == raw
+
+
+def test_cobs_errors_say_where() -> None:
+    with pytest.raises(CobsError, match=r"^zero byte inside a COBS frame at 2$"):
+        cobs_decode(b"\x03\x11\x00\x01\x00")
+    with pytest.raises(CobsError, match=r"^COBS block at 0 runs 2 bytes past the end$"):
+        cobs_decode(b"\x05\x11\x22")
+
+
+def test_decode_frame_refuses_a_zero_inside() -> None:
+    with pytest.raises(CobsError, match=r"^zero byte inside a COBS frame at 2$"):
+        decode_frame(b"\x02\x11\x00")
+
+
+def test_a_frame_of_exactly_255_encoded_bytes_is_allowed_and_one_more_is_not() -> None:
+    payload, frame = full_size_frame()
+    assert len(frame) == 255 + 1  # and its delimiter
+    decoded = decode_frame(frame[:-1])
+    assert (decoded.seq, decoded.message_type, decoded.payload) == (
+        9,
+        MessageType.HEARTBEAT,
+        payload,
+    )
+    with pytest.raises(FrameTooLongError, match=r"^encoded frame is 257 bytes, at most 255"):
+        encode_frame(9, MessageType.HEARTBEAT, payload + b"\x55")
+    with pytest.raises(FrameTooLongError, match=r"^encoded frame is 256 bytes, at most 255"):
+        decode_frame(frame[:-1] + b"\x01")
+
+
+def test_short_bodies_and_bad_crcs_are_told_apart() -> None:
+    with pytest.raises(CrcError, match=r"^frame body of 2 bytes is too short to carry a CRC$"):
+        decode_frame(cobs_encode(b"\xff\xff"))  # FF FF is the CRC of nothing
+    good = encode_frame(1, MessageType.HEARTBEAT, b"\x00\x00\x00\x00")[:-1]
+    body = bytearray(cobs_decode(good))
+    body[-1] ^= 0x40
+    with pytest.raises(CrcError, match=r"^CRC mismatch$"):
+        decode_frame(cobs_encode(bytes(body)))
+
+
+def test_a_full_size_frame_in_pieces_is_not_taken_for_an_oversize_one() -> None:
+    _, frame = full_size_frame()
+    host = HostLink()
+    host.receive_data(frame[:-1])  # 255 bytes and no delimiter yet: still a frame
+    host.receive_data(b"\x00")
+    assert (host.stats.frames_in, host.stats.oversize) == (1, 0)
+    host.receive_data(b"\x00" + frame[:-1])  # after a delimiter, in the same piece
+    host.receive_data(b"\x00")
+    assert (host.stats.frames_in, host.stats.oversize) == (2, 0)
+
+
+def test_after_an_oversize_frame_the_next_frame_is_good_again() -> None:
+    device, host = pair()
+    device.start_session(HELLO)
+    hello = device.bytes_to_send()
+    host.receive_data(bytes(300 * [0x42]))  # no delimiter: discarded as it comes
+    host.receive_data(b"\x00")
+    assert host.stats.oversize == 1
+    assert host.stats.last_error == "frame longer than 255 bytes"
+    assert [d.message for d in host.receive_data(hello)] == [HELLO]
+    # The tail of a piece that grows past 255 bytes is discarded too, up to its delimiter.
+    host.receive_data(hello + bytes(300 * [0x42]))
+    host.receive_data(b"\x00" + hello)
+    assert (host.stats.oversize, host.stats.frames_in) == (2, 3)
+
+
+# --- the counters and rings the watchdog and the diagnostics read ---------------------------
+
+
+def test_frames_acks_and_bytes_are_counted() -> None:
+    device, host = in_session()  # HELLO one way, its ACK the other
+    for counter in (1, 2):
+        device.send(card(counter))
+        (delivery,) = deliver(device, host)
+        assert host.ack(delivery.handle)
+        deliver(host, device)
+    assert (device.stats.frames_out, device.stats.acks_in, device.stats.frames_in) == (3, 3, 3)
+    assert (host.stats.frames_in, host.stats.delivered, host.stats.acks_out) == (3, 3, 3)
+    assert host.frames_received == 3
+    ack_size = len(encode_frame(0, MessageType.ACK, b"\x01"))
+    assert host.stats.bytes_out == device.stats.bytes_in == 3 * ack_size
+    assert device.stats.bytes_out == host.stats.bytes_in
+    snapshot = host.stats.as_dict()
+    assert snapshot["delivered"] == 3
+    assert snapshot["last_error"] is None
+    assert set(snapshot) >= {"frames_in", "acks_out", "naks_out", "retransmits", "link_downs"}
+
+
+def test_naks_out_and_what_broke_are_counted_and_kept() -> None:
+    host = HostLink(LinkConfig(history=8))
+    good = encode_frame(2, MessageType.HEARTBEAT, b"\x00\x00\x00\x00")
+    body = bytearray(cobs_decode(good[:-1]))
+    body[-1] ^= 0x01
+    bad_crc = cobs_encode(bytes(body))
+    bad_cobs = b"\x09\x01\x02"
+    for _ in range(2):
+        host.receive_data(bad_crc + b"\x00" + bad_cobs + b"\x00")
+        host.receive_data(bytes(300 * [7]) + b"\x00")
+    stats = host.stats
+    assert (stats.crc_errors, stats.cobs_errors, stats.oversize, stats.naks_out) == (2, 2, 2, 6)
+    assert host.bytes_to_send() == encode_frame(0, MessageType.NAK, b"") * 6
+    assert stats.frames_in == 0
+    assert list(host.recent_errors)[:2] == [
+        ("CRC mismatch", bad_crc),
+        ("COBS block at 0 runs 6 bytes past the end", bad_cobs),
+    ]
+    assert stats.last_error == "encoded frame is 300 bytes, at most 255 allowed"
+
+
+def test_naks_in_resend_the_frame_in_flight_each_time() -> None:
+    device = DeviceLink()
+    device.start_session(HELLO)
+    hello = device.bytes_to_send()
+    nak = encode_frame(0, MessageType.NAK, b"")
+    device.receive_data(nak + nak)
+    assert device.bytes_to_send() == hello + hello
+    assert (device.stats.naks_in, device.stats.retransmits, device.stats.frames_in) == (2, 2, 2)
+
+
+def test_bad_versions_seq_zero_and_bad_acks_are_counted_with_what_was_received() -> None:
+    host = HostLink()
+    body = bytes([2, 5, MessageType.HEARTBEAT, 0, 0, 0, 0])
+    other_version = cobs_encode(body + crc16_ccitt_false(body).to_bytes(2, "big"))
+    seq_zero = encode_frame(0, MessageType.CARD, card(1).encode_payload())
+    long_ack = encode_frame(0, MessageType.ACK, b"\x01\x02")
+    for _ in range(2):
+        assert host.receive_data(other_version + b"\x00" + seq_zero + long_ack) == []
+    stats = host.stats
+    assert (stats.bad_version, stats.malformed, stats.acks_in, stats.frames_in) == (2, 4, 2, 4)
+    assert host.bytes_to_send() == b""  # none of them is answered
+    assert list(host.recent_errors)[:3] == [
+        ("frame version 2, expected 1", other_version),
+        ("reliable frame type 0x10 with seq 0", seq_zero[:-1]),
+        ("ACK payload of 2 bytes", long_ack[:-1]),
+    ]
+
+
+def test_a_malformed_frame_is_acked_once_and_its_resend_acked_again() -> None:
+    host = HostLink()
+    bad = encode_frame(7, MessageType.CARD, bytes([1, 0, 0, 0, 0, 1, 14, 0]))  # rank 14
+    host.receive_data(bad)
+    host.receive_data(bad)  # the ACK was lost: the device resends it
+    assert host.session_state().last_seq == 7
+    assert host.bytes_to_send() == encode_frame(0, MessageType.ACK, b"\x07") * 2
+    assert (host.stats.malformed, host.stats.duplicates) == (2, 0)
+    # a malformed frame whose seq still awaits the application's store is not ACKed
+    device, host = in_session()
+    device.send(card(1))
+    (delivery,) = deliver(device, host)
+    host.receive_data(encode_frame(delivery.handle.seq, MessageType.CARD, b"\x01"))
+    assert host.bytes_to_send() == b""
+    assert host.ack(delivery.handle)
+
+
+def test_the_recent_ring_keeps_frames_both_ways_up_to_its_size() -> None:
+    device, host = pair(LinkConfig(history=2))
+    device.start_session(HELLO)
+    hello = device.bytes_to_send()
+    host.receive_data(hello)
+    assert list(device.recent) == [("out", hello)]
+    assert list(host.recent) == [("in", hello[:-1])]
+    device.receive_data(encode_frame(0, MessageType.ACK, b"\x01"))
+    device.send(card(1))
+    assert [way for way, _ in device.recent] == ["in", "out"]  # the oldest fell out
+    for _ in range(3):
+        host.receive_data(b"\x09\x00")
+    assert len(host.recent_errors) == 2
+    quiet = HostLink(LinkConfig(history=0))
+    quiet.receive_data(hello + b"\x09\x00")
+    assert (list(quiet.recent), list(quiet.recent_errors)) == ([], [])
+    assert quiet.stats.last_error is not None  # the counters and last_error still work
+
+
+def test_duplicates_and_hello_repeats_are_counted() -> None:
+    device, host = in_session()
+    hello = encode_frame(1, MessageType.HELLO, HELLO.encode_payload())
+    host.receive_data(hello + hello)
+    assert host.stats.hello_repeats == 2
+    device.send(card(1))
+    frame = device.bytes_to_send()
+    (delivery,) = host.receive_data(frame)
+    host.receive_data(frame + frame)  # not stored yet: neither delivered nor ACKed
+    assert host.stats.duplicates == 2
+    host.ack(delivery.handle)
+    host.receive_data(frame)  # stored: ACKed again
+    assert (host.stats.duplicates, host.stats.delivered) == (3, 2)
+
+
+def test_the_roles_and_their_configuration() -> None:
+    config = LinkConfig(resend_after=1.5, max_resends=3, history=4, max_awaiting=2)
+    host, device = HostLink(config), DeviceLink(config)
+    assert (host.role, host.auto_ack, host.config) == (Role.HOST, False, config)
+    assert (device.role, device.auto_ack, device.config) == (Role.DEVICE, True, config)
+    assert HostLink().config == LinkConfig()
+
+
+# --- acknowledging, releasing and restoring -------------------------------------------------
+
+
+def test_ack_of_a_stale_or_unknown_handle_sends_nothing() -> None:
+    device, host = in_session()
+    device.send(card(1))
+    (first,) = deliver(device, host)
+    assert host.ack(first.handle)
+    assert host.ack(first.handle)  # the last accepted again: ACKed again (a lost ACK)
+    assert host.bytes_to_send() == encode_frame(0, MessageType.ACK, bytes([first.handle.seq])) * 2
+    stale = AckHandle(first.handle.boot_id, first.handle.seq - 1)
+    assert not host.ack(stale)  # accepted before the last one: nothing to say
+    assert not host.ack(AckHandle(first.handle.boot_id, 200))  # never delivered
+    assert not host.ack(AckHandle(0x4321, first.handle.seq))  # another session
+    assert host.bytes_to_send() == b""
+    assert host.session_state() == first.handle.session_after
+
+
+def test_release_of_an_unknown_handle_changes_nothing() -> None:
+    device, host = in_session()
+    device.send(card(1))
+    (delivery,) = deliver(device, host)
+    host.release(delivery.handle)
+    host.release(delivery.handle)  # twice: no error
+    host.release(AckHandle(0x4321, 1))  # another session: ignored
+    assert not host.ack(delivery.handle)
+    assert host.session_state().last_seq == 1  # the HELLO's, not the released card's
+
+
+def test_too_many_unacked_deliveries_drop_the_oldest() -> None:
+    device, host = pair(LinkConfig(max_awaiting=2))
+    device.start_session(HELLO)
+    handles = []
+    for counter in range(1, 4):
+        handles += [d.handle for d in deliver(device, host)]
+        device.receive_data(encode_frame(0, MessageType.ACK, bytes([counter])))  # as if stored
+        device.send(card(counter))
+    assert len(handles) == 3
+    assert not host.ack(handles[0])  # the oldest was dropped when the third came
+    assert host.ack(handles[1])
+    assert host.ack(handles[2])
+    keep_two = HostLink(LinkConfig(max_awaiting=2))
+    device = DeviceLink()
+    device.start_session(HELLO)
+    first = deliver(device, keep_two)
+    device.receive_data(encode_frame(0, MessageType.ACK, b"\x01"))
+    device.send(card(1))
+    second = deliver(device, keep_two)
+    assert keep_two.ack(first[0].handle)  # two awaiting is within max_awaiting=2
+    assert keep_two.ack(second[0].handle)
+
+
+def test_session_state_round_trips_and_its_bounds() -> None:
+    state = SessionState(0xFFFFFFFF, 255)
+    assert state.to_dict() == {"boot_id": 0xFFFFFFFF, "last_seq": 255}
+    assert SessionState.from_dict(state.to_dict()) == state
+    assert SessionState.from_dict({"boot_id": 0, "last_seq": 0}) == SessionState(0, 0)
+    assert SessionState.from_dict({"boot_id": 7}) == SessionState(7, 0)  # no seq accepted yet
+    assert SessionState.from_dict({"boot_id": "7", "last_seq": "3"}) == SessionState(7, 3)
+    assert SessionState.from_dict({}) == SessionState()
+    with pytest.raises(ValueError, match="boot_id"):
+        SessionState.from_dict({"boot_id": 0x100000000})
+    host = HostLink()
+    host.restore_session(SessionState(0x1234, 9))
+    assert host.session_state() == SessionState(0x1234, 9)
+
+
+# --- timers ---------------------------------------------------------------------------------
+
+
+def test_next_timer_says_when_poll_has_work() -> None:
+    device = DeviceLink(LinkConfig(resend_after=0.5))
+    assert device.next_timer() is None  # nothing in flight
+    device.start_session(HELLO)
+    assert device.next_timer() == 0.0  # written before any poll: stamp it at once
+    device.poll(4.0)
+    assert device.next_timer() == 4.5
+    device.receive_data(encode_frame(0, MessageType.ACK, b"\x01"))
+    assert device.next_timer() is None
+    device.poll(6.0)
+    device.send(card(1))
+    assert device.next_timer() == 6.0  # written since the poll at 6.0: due at once
+    device.poll(6.25)
+    assert device.next_timer() == 6.75
+
+
+def test_resends_come_every_resend_after_seconds_and_end_in_link_down() -> None:
+    device = DeviceLink(LinkConfig(resend_after=0.5, max_resends=2))
+    device.start_session(HELLO)
+    hello = device.bytes_to_send()
+    device.poll(0.0)
+    device.poll(0.25)
+    assert device.bytes_to_send() == b""
+    device.poll(0.5)  # exactly resend_after later
+    assert device.bytes_to_send() == hello
+    device.poll(0.75)
+    assert device.bytes_to_send() == b""
+    device.poll(1.0)  # timed from the resend, not from the first send
+    assert device.bytes_to_send() == hello
+    assert device.next_timer() == 1.5
+    device.poll(1.5)  # max_resends reached: the link is down
+    assert device.is_up is False
+    assert device.next_timer() is None
+    assert device.stats.last_error == "no ACK for seq 1 after 2 resends: link down"
+    assert (device.stats.retransmits, device.stats.link_downs) == (2, 1)
+    device.poll(9.0)
+    assert device.bytes_to_send() == b""
+    assert device.stats.link_downs == 1  # counted once per link-down
+    device.start_session(HELLO)  # the next session: its HELLO, a new budget of resends
+    assert device.is_up is True
+    device.poll(10.0)
+    device.poll(10.5)
+    device.poll(11.0)
+    device.poll(11.5)
+    assert device.stats.link_downs == 2
+    assert device.stats.retransmits == 4
+
+
+def test_a_new_session_resends_the_frame_in_flight_with_a_new_budget() -> None:
+    # The host's command is in flight when the device reboots: the HELLO of the new session
+    # brings it again at once, with max_resends afresh and its timer restarted.
+    _, host = in_session()
+    host.config = LinkConfig(resend_after=0.5, max_resends=2)
+    host.send(Indicate(IndicatePattern.BURN, 2))
+    command = host.bytes_to_send()
+    host.poll(0.0)
+    host.poll(0.5)
+    assert host.bytes_to_send() == command  # one resend spent
+    rebooted = DeviceLink()
+    rebooted.start_session(Hello(DeviceKind.OPTICAL_SHOE, 0x9999))
+    (hello,) = deliver(rebooted, host)
+    assert host.bytes_to_send() == command  # resent at once for the new session
+    assert host.stats.retransmits == 2
+    host.ack(hello.handle)
+    host.bytes_to_send()
+    host.poll(0.75)  # the timer starts from this poll: no resend yet
+    assert host.bytes_to_send() == b""
+    for now in (1.25, 1.75):
+        host.poll(now)
+        assert host.bytes_to_send() == command
+    assert host.is_up  # two resends in the new session: within the budget
+    host.poll(2.25)
+    assert host.is_up is False
+
+
+def test_a_repeated_hello_is_acked_and_the_frame_in_flight_resent_after_it() -> None:
+    device, host = in_session()
+    host.send(Indicate(IndicatePattern.READY, 0))
+    command = host.bytes_to_send()
+    device.start_session(HELLO)  # reconnect without reboot
+    assert deliver(device, host) == []
+    ack = encode_frame(0, MessageType.ACK, b"\x02")  # the repeated HELLO's seq
+    assert host.bytes_to_send() == ack + command  # the ACK is not lost behind the resend
+    assert host.stats.retransmits == 1
+
+
+# --- device sessions ----------------------------------------------------------------------
+
+
+def test_a_device_reboot_forgets_the_hosts_last_seq_and_a_reconnect_keeps_it() -> None:
+    device, host = in_session()
+    host.send(Indicate(IndicatePattern.READY, 0))
+    assert [d.message for d in deliver(host, device)] == [Indicate(IndicatePattern.READY, 0)]
+    again = encode_frame(
+        1, MessageType.INDICATE, Indicate(IndicatePattern.READY, 0).encode_payload()
+    )
+    device.start_session(HELLO)  # reconnect: the same boot_id
+    device.bytes_to_send()
+    assert device.receive_data(again) == []  # still a duplicate of seq 1
+    device.start_session(HELLO)
+    assert device.receive_data(again) == []
+    device.start_session(Hello(DeviceKind.OPTICAL_SHOE, 0x2222))  # reboot: new boot_id
+    assert [d.message for d in device.receive_data(again)] == [Indicate(IndicatePattern.READY, 0)]
+
+
+def test_start_session_keeps_the_frame_in_flight_but_not_an_old_hello() -> None:
+    device = DeviceLink()
+    device.start_session(HELLO)
+    device.bytes_to_send()  # HELLO seq 1 in flight, never ACKed
+    device.start_session(HELLO)
+    host = HostLink()
+    (hello,) = deliver(device, host)
+    host.ack(hello.handle)
+    deliver(host, device)
+    assert device.pending == 0  # the first HELLO was replaced, not kept
+    device.send(card(1))
+    card_frame = device.bytes_to_send()  # CARD seq 3 in flight
+    device.poll(0.0)
+    device.poll(0.25)
+    assert device.bytes_to_send() == card_frame  # resent once by the timer
+    device.start_session(HELLO)
+    hello_again = device.bytes_to_send()
+    assert decode_frame(hello_again[:-1]).message_type == MessageType.HELLO
+    host.receive_data(hello_again)  # the same boot_id: ACKed, not delivered
+    deliver(host, device)
+    assert device.bytes_to_send() == card_frame  # the kept CARD, identical, seq and all
+    assert device.stats.retransmits == 2  # the timer's resend and the kept frame's
+    assert device.pending == 1
 
 
 # --- back to back through impaired wires ---------------------------------------------------

@@ -158,3 +158,60 @@ def test_bad_stake(stake: object) -> None:
 def test_unknown_bet() -> None:
     with pytest.raises(PayoutError, match="unknown bet"):
         settle("martingale", 10, TIE_PAIRS, 1)
+
+
+@pytest.mark.parametrize("bet", list(Bet))
+@pytest.mark.parametrize(
+    "result", [PLAYER_WINS_7_0, BANKER_WINS_6_ON_2, BANKER_NATURAL, TIE_PAIRS, NATURAL_TIE]
+)
+def test_a_bet_given_by_name_settles_as_the_bet_itself(bet: Bet, result: Outcome) -> None:
+    # Config and the push API name bets as text: "player" must never lose a winning Player bet.
+    by_name = settle(bet.value, 100, result, round_number=5)
+    assert by_name == settle(bet, 100, result, round_number=5)
+
+
+def test_a_winning_player_bet_given_by_name_is_paid() -> None:
+    settled = settle("player", 100, PLAYER_WINS_7_0, round_number=5)
+    assert (settled.result, settled.winnings) == (Result.WIN, 100)
+
+
+@pytest.mark.parametrize("bet", [Bet.PLAYER_PAIR, Bet.BANKER_PAIR, Bet.ANY_PAIR])
+def test_r13_pair_bets_lose_without_a_pair(bet: Bet) -> None:
+    assert not BANKER_NATURAL.any_pair  # P 2S 3D, B 9H KC
+    assert settle(bet, 100, BANKER_NATURAL, 1).result is Result.LOSE
+
+
+def test_r13_one_side_pair_wins_any_pair_and_only_that_side() -> None:
+    banker_pair_only = PLAYER_WINS_7_0  # P 7S KD, B KH KC
+    assert settle(Bet.BANKER_PAIR, 10, banker_pair_only, 1).winnings == 110
+    assert settle(Bet.PLAYER_PAIR, 10, banker_pair_only, 1).result is Result.LOSE
+    assert settle(Bet.ANY_PAIR, 10, banker_pair_only, 1).winnings == 50
+
+
+@pytest.mark.parametrize(
+    ("text", "bet", "pays"),
+    [
+        ("2S 9H 3D KC", Bet.BANKER_DRAGON, 1),  # banker natural 9 v 5: natural pays 1
+        ("9S 7H KD KC", Bet.PLAYER_DRAGON, 1),  # natural 9 v 7, margin 2: still pays 1
+        ("9S 8H KD KC", Bet.PLAYER_DRAGON, 1),  # both natural, player wins by 1: pays 1
+        ("8S 9H KD KC", Bet.BANKER_DRAGON, 1),  # both natural, banker wins by 1: pays 1
+    ],
+)
+def test_r14_dragon_natural_wins_whatever_the_margin(text: str, bet: Bet, pays: int) -> None:
+    result = result_of(text)
+    settled = settle(bet, 10, result, 1)
+    assert settled.result is Result.WIN
+    assert settled.winnings == 10 * pays
+
+
+def test_r14_banker_dragon_wins_by_margin_on_three_cards() -> None:
+    result = result_of("KS KH KD KC 2S 9C")  # banker 9 v player 2, no natural: margin 7
+    assert (result.natural, result.margin) == (None, 7)
+    assert settle(Bet.BANKER_DRAGON, 10, result, 1).winnings == 50
+    assert settle(Bet.PLAYER_DRAGON, 10, result, 1).result is Result.LOSE
+
+
+def test_r14_2_a_house_may_pay_nothing_on_an_entry() -> None:
+    table = pay_table({"dragon_margin_4": 0})  # zero is allowed: the entry is switched off
+    assert table["dragon_margin_4"] == 0
+    assert settle(Bet.PLAYER_DRAGON, 10, result_of("KS KH KD KC 9S 5C"), 1, table).winnings == 0

@@ -126,6 +126,12 @@ def test_a_shoe_of_ties_only_shows_one_cell_waiting_for_its_winner() -> None:
     cells = big_road(shoe("T T"))
     assert len(cells) == 1
     assert (cells[0].winner, cells[0].ties, cells[0].column, cells[0].row) == (None, 2, 0, 0)
+    assert cells[0].to_json() == {
+        "column": 0, "row": 0, "winner": None, "ties": 2, "player_pair": False,
+        "banker_pair": False, "natural": None, "round": None, "streak": 0,
+    }  # fmt: skip
+    # Even ties with pairs: the waiting cell marks no pair, it stands for no win yet.
+    assert big_road(shoe("bpT"))[0].to_json()["player_pair"] is False
     assert big_road([]) == []
 
 
@@ -138,7 +144,9 @@ def test_results_from_entries_and_clear_errors() -> None:
     )
     assert results[0] == RoundResult("banker", player_pair=True, round=4)
     assert results[1].natural == "both"
-    with pytest.raises(RoadError, match="winner"):
+    with pytest.raises(
+        RoadError, match=r"^winner must be one of banker, player, tie, got 'dragon'$"
+    ):
         results_from([{"winner": "dragon"}])
     with pytest.raises(RoadError, match="needs a winner"):
         results_from([{"round": 1}])
@@ -200,3 +208,69 @@ def test_bead_plate_invariants(results: list[RoundResult]) -> None:
     assert [c.result for c in cells] == results
     assert all(c.column * 6 + c.row == i for i, c in enumerate(cells))
     assert summary(results)["rounds"] == len(results)
+
+
+@pytest.mark.parametrize("rows", [0, -1])
+def test_a_road_needs_at_least_one_row(rows: int) -> None:
+    with pytest.raises(RoadError, match="at least one row"):
+        bead_plate(shoe("B"), rows)
+    with pytest.raises(RoadError, match="at least one row"):
+        big_road(shoe("B"), rows)
+    with pytest.raises(RoadError, match="at least one row"):
+        roads_json(shoe("B"), rows)
+
+
+def test_one_row_bead_plate_is_a_line_and_big_road_streaks_run_right() -> None:
+    assert [(c.column, c.row) for c in bead_plate(shoe("B P T"), rows=1)] == [
+        (0, 0),
+        (1, 0),
+        (2, 0),
+    ]
+    # One row: a streak cannot go down, it turns right at once; the next winner starts right
+    # of the tail, the columns the tail runs through being taken.
+    cells = big_road(shoe("B B B P P B"), rows=1)
+    assert [(c.column, c.row, c.winner, c.streak) for c in cells] == [
+        (0, 0, "banker", 1),
+        (1, 0, "banker", 2),
+        (2, 0, "banker", 3),
+        (3, 0, "player", 1),
+        (4, 0, "player", 2),
+        (5, 0, "banker", 1),
+    ]
+    one_row = roads_json(shoe("B B B"), rows=1)
+    assert one_row["rows"] == 1
+    assert [(c["column"], c["row"]) for c in one_row["big_road"]] == [(0, 0), (1, 0), (2, 0)]
+    assert [(c["column"], c["row"]) for c in one_row["bead_plate"]] == [(0, 0), (1, 0), (2, 0)]
+
+
+@pytest.mark.parametrize("flag", ["player_pair", "banker_pair"])
+@pytest.mark.parametrize("value", [1, 0, "false", "true", None, [True]])
+def test_pair_flags_must_be_booleans(flag: str, value: object) -> None:
+    with pytest.raises(RoadError, match=f"{flag} must be true or false"):
+        RoundResult("banker", **{flag: value})  # type: ignore[arg-type]
+    # From a journal's round.result too: "false" must not be drawn as a pair.
+    with pytest.raises(RoadError, match=f"{flag} must be true or false"):
+        results_from([{"winner": "banker", flag: value}])
+
+
+def test_missing_pair_flags_are_no_pairs() -> None:
+    (result,) = results_from([{"winner": "player", "round": 3}])
+    assert (result.player_pair, result.banker_pair, result.natural) == (False, False, None)
+
+
+def test_big_road_cells_carry_their_round_and_flags() -> None:
+    results = [
+        RoundResult("player", player_pair=True, natural="player", round=1),
+        RoundResult("tie", round=2),
+        RoundResult("banker", banker_pair=True, natural="both", round=3),
+    ]
+    assert [cell.to_json() for cell in big_road(results)] == [
+        {"column": 0, "row": 0, "winner": "player", "ties": 1, "player_pair": True,
+         "banker_pair": False, "natural": "player", "round": 1, "streak": 1},
+        {"column": 1, "row": 0, "winner": "banker", "ties": 0, "player_pair": False,
+         "banker_pair": True, "natural": "both", "round": 3, "streak": 1},
+    ]  # fmt: skip
+    assert [cell.to_json() for cell in bead_plate(results)][1] == {
+        "column": 0, "row": 1, "round": 2, "winner": "tie", "player_pair": False,
+        "banker_pair": False, "natural": None,
+    }  # fmt: skip

@@ -1,5 +1,6 @@
 """The rules of a round: R5, R7, R9 (every cell of the R9.4 table), R11-R13, R16."""
 
+import json
 from fractions import Fraction
 
 import pytest
@@ -112,6 +113,21 @@ def test_cards_after_the_round_is_complete_are_refused() -> None:
         next_position(cards("9S 3H KD 3C AS"))  # natural 9: four cards only
     with pytest.raises(RoundError, match="after the round was complete"):
         positions_of(cards("9S 3H KD 3C AS"))
+
+
+def test_rounds_that_are_not_complete_or_too_long_are_refused_with_the_count() -> None:
+    natural = cards("9S KH KD KC")  # player 9: a natural ends the round at four cards
+    with pytest.raises(RoundError, match=r"^5 cards are more than this round takes \(4\)$"):
+        next_position([*natural, parse_card("5S")])
+    with pytest.raises(RoundError, match=r"^card 5 \(5S\) came after the round was complete$"):
+        positions_of([*natural, parse_card("5S")])
+    drawing = cards("KS KH KD KC")  # 0 v 0: the player draws
+    with pytest.raises(RoundError, match=r"^the round is not complete after 4 cards$"):
+        outcome(drawing)
+    with pytest.raises(RoundError, match=r"^the round is not complete after 3 cards$"):
+        outcome(drawing[:3])
+    with pytest.raises(RoundError, match=r"^7 cards are more than this round takes \(6\)$"):
+        next_position([*drawing, *cards("KS KH KD")])
 
 
 def test_r5_hand_total_is_modulo_10() -> None:
@@ -293,6 +309,29 @@ def test_r16_stage_2_every_total(banker: int, player_final: int) -> None:
     assert all(offer.stage == 2 for offer in offers)
 
 
+@pytest.mark.parametrize("player_third", [6, 7])
+@pytest.mark.parametrize("player_two", range(6))
+def test_r16_4_stage_2_against_banker_6_while_the_banker_still_draws(
+    player_two: int, player_third: int
+) -> None:
+    # Banker 6 draws only on a third card of 6 or 7 (R9.4): then the round is still open and
+    # every stage-2 Player cell with banker 6 applies, Player 8 (pays 8) and 9 (pays 10) too.
+    round_cards = deal((player_two, 0), (6, 0), player_third)
+    player_final = (player_two + player_third) % 10
+    assert next_position(round_cards) is Position.B3  # still open: R16.5 does not apply
+    offers = insurance_offers(round_cards)
+    assert {(offer.side, offer.odds) for offer in offers} == expected_offers(2, 6, player_final)
+    assert all((o.stage, o.banker_total, o.player_total) == (2, 6, player_final) for o in offers)
+
+
+@pytest.mark.parametrize(("player_two", "player_third", "odds"), [(2, 6, 8), (1, 7, 8), (3, 6, 10)])
+def test_r16_4_player_8_or_9_against_banker_6_pays_8_or_10(
+    player_two: int, player_third: int, odds: int
+) -> None:
+    offers = insurance_offers(deal((player_two, 0), (6, 0), player_third))
+    assert [(o.side, o.odds) for o in offers] == [(Side.PLAYER, Fraction(odds))]
+
+
 def test_r16_1_no_insurance_on_a_natural() -> None:
     assert insurance_offers(deal((8, 0), (4, 0))) == []
     assert insurance_offers(deal((0, 3), (9, 0))) == []
@@ -348,6 +387,16 @@ def test_r16_7_limits() -> None:
     assert insurance_limits(100, 150, Fraction(10)) == (10, 14)
     # max below min: only the minimum may be bet.
     assert insurance_limits(100, 100, Fraction(4)) == (25, 25)
+
+
+def test_offer_event_data_gives_whole_odds_as_integers() -> None:
+    # PUSH_API.md: odds 3 is written 3, not 3.0; 1.5 stays 1.5.
+    offer = InsuranceOffer(Side.PLAYER, 1, Fraction(3), 2, 6)
+    assert json.dumps(offer.event_data()["odds"]) == "3"
+    assert (
+        json.dumps(InsuranceOffer(Side.BANKER, 1, Fraction(3, 2), 4, 2).event_data()["odds"])
+        == "1.5"
+    )
 
 
 def test_offer_event_data() -> None:

@@ -347,15 +347,50 @@ def test_output_cut_short_by_a_closed_pipe_ends_quietly(live: LiveTable) -> None
     assert pipeline.stderr == ""  # no BrokenPipeError traceback
 
 
+@contextlib.contextmanager
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """Children started inside get Ctrl-C (SIGINT) as a terminal gives it, whatever the
+    test run inherited.
+
+    A test run started in the background (a shell job without job control, `nohup`, some CI
+    runners) ignores SIGINT, and an ignored signal stays ignored across exec: Python then
+    installs no KeyboardInterrupt handler, the child never sees Ctrl-C and the test waits
+    out its guard (the "passes alone, fails after 88 s under load" of issue 19). A signal
+    the parent *handles* is reset to the default at exec, so the child gets Python's own.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_reaches_children_even_when_the_run_ignores_it() -> None:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as in a background job
+    try:
+        with ctrl_c_reaches_children():
+            child = subprocess.Popen(
+                [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT))"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # put back as it was
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    out, _ = child.communicate(timeout=GUARD_S)
+    assert "default_int_handler" in out
+
+
 def test_events_follow_sees_a_round_live(live: LiveTable) -> None:
     open_shoe(live)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "shoe_controller.cli.shoectl", "events", "--follow", "-n", "1"],
-        cwd=REPO,
-        env=cli_env(str(live.socket_path)),
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    with ctrl_c_reaches_children():
+        process = subprocess.Popen(
+            [sys.executable, "-m", "shoe_controller.cli.shoectl", "events", "--follow", "-n", "1"],
+            cwd=REPO,
+            env=cli_env(str(live.socket_path)),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
     lines = line_queue(process)
     try:
         first = lines.get(timeout=GUARD_S)

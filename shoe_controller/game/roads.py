@@ -50,13 +50,17 @@ class RoundResult:
 
     @classmethod
     def from_mapping(cls, entry: Mapping[str, Any]) -> RoundResult:
-        """From a `table.view()` road entry or a `round.result` event's data."""
+        """From a `table.view()` road entry or a `round.result` event's data.
+
+        The pair flags are taken as given (a missing one is no pair), never coerced: a
+        stored "false" is refused, not drawn as a pair.
+        """
         if not isinstance(entry, Mapping) or "winner" not in entry:
             raise RoadError(f"a round result needs a winner, got {entry!r}")
         return cls(
             winner=entry["winner"],
-            player_pair=bool(entry.get("player_pair", False)),
-            banker_pair=bool(entry.get("banker_pair", False)),
+            player_pair=entry.get("player_pair", False),
+            banker_pair=entry.get("banker_pair", False),
             natural=entry.get("natural"),
             round=entry.get("round"),
         )

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from shoe_controller.store.errors import JournalCorrupt
 from shoe_controller.store.records import (
     EVENT_COLUMNS,
     ReplayStep,
@@ -157,7 +158,17 @@ class JournalReader:
     # ------------------------------------------------------------------ integrity
 
     def check(self) -> list[str]:
-        """Integrity problems found (empty list: sound): pages, seq continuity, counters."""
+        """Integrity problems found (empty list: sound): pages, seq continuity, counters.
+
+        Damage that stops SQLite from reading the file at all is a problem found too, not an
+        exception: whoever asks gets the answer "damaged", never a journal reported sound.
+        """
+        try:
+            return self._check()
+        except JournalCorrupt as exc:
+            return [f"sqlite: {exc}"]
+
+    def _check(self) -> list[str]:
         problems: list[str] = []
         with self._read() as conn:
             pages = [row[0] for row in conn.execute("PRAGMA quick_check")]
