@@ -89,11 +89,33 @@ def test_minimal_config_takes_defaults() -> None:
         ({"server": {"client_cert": "/c.pem"}}, "go together"),
         ({"server": {"timeout": float("nan")}}, "timeout must be a finite number"),
         ({"server": {"timeout": float("inf")}}, "timeout must be a finite number"),
-        ({"table": {"controller_id": "tbl 07\nshoe"}}, "controller_id must be"),
+        ({"table": {"controller_id": "tbl 07\nshoe"}}, "controller_id = 'tbl 07\\nshoe'"),
         ({"table": {"controller_id": "tbl:07"}}, "controller_id must be"),
         ({"journal": {"retention_days": 0}}, "retention_days"),
         ({"log": {"level": "loud"}}, "allowed values are"),
         ({"payouts": {"tie": 8.5}}, "[payouts]"),
+        # issue 12: values that passed this check and crashed the daemon later
+        ({"server": {"url": "http://127.0.0.1:99999"}}, "port must be a number from 1 to 65535"),
+        ({"server": {"url": "http://127.0.0.1:abc"}}, "port must be a number from 1 to 65535"),
+        ({"server": {"url": "http://127.0.0.1:0"}}, "port must be a number from 1 to 65535"),
+        ({"server": {"url": "http://[::1"}}, "[server] url 'http://[::1': is not a URL"),
+        ({"server": {"url": "http://:8700"}}, "names no host"),
+        ({"server": {"url": "http://user:pw@host"}}, "not hold a user or password"),
+        ({"server": {"url": "http://host/push?x=1"}}, "no ?query or #fragment"),
+        ({"server": {"url": "http://host/#top"}}, "no ?query or #fragment"),
+        ({"server": {"url": "http://host/?"}}, "no ?query or #fragment"),
+        ({"server": {"url": "http://ho st"}}, "http:// or https://"),
+        ({"server": {"timeout": 3601}}, "at most 3600"),
+        ({"server": {"key_file": ""}}, "[server] key_file = '': must not be empty"),
+        ({"server": {"key_file": "/etc/k\ney"}}, "control characters"),
+        ({"journal": {"path": ""}}, "[journal] path = '': must not be empty"),
+        ({"control": {"socket": ""}}, "[control] socket = '': must not be empty"),
+        ({"control": {"socket": "/run/" + "s" * 103}}, "has 108 bytes"),
+        ({"control": {"socket": "/run/" + "\u00e9" * 52}}, "has 109 bytes"),  # bytes, not letters
+        ({"control": {"supervisor_group": ""}}, "supervisor_group = '': must not be empty"),
+        ({"scanner": {"port": "/dev/x", "baud": 49}}, "baud must be 0"),
+        ({"scanner": {"port": "/dev/x", "baud": 2**31}}, "baud must be 0"),
+        ({"scanner": {"port": "/dev/x\u0000"}}, "control characters"),
     ],
 )
 def test_bad_config_names_the_key(raw: dict[str, object], fragment: str) -> None:
@@ -102,6 +124,40 @@ def test_bad_config_names_the_key(raw: dict[str, object], fragment: str) -> None
     message = str(caught.value)
     assert fragment in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8700",
+        "https://tables.example/push/",
+        "http://[::1]:8700",
+        "HTTPS://Tables.Example:65535",
+        "http://host:1",
+    ],
+)
+def test_usable_urls_are_accepted(url: str) -> None:
+    assert from_mapping({"server": {"url": url}}).server.url == url
+
+
+def test_the_longest_socket_path_and_the_rates_at_the_ends_are_accepted() -> None:
+    socket = "/run/" + "s" * 102  # 107 bytes: sun_path's 108 with the closing NUL
+    assert from_mapping({"control": {"socket": socket}}).control.socket == socket
+    for baud in (0, 50, 12_000_000):
+        scanner = from_mapping({"scanner": {"port": "/dev/x", "baud": baud}}).scanner
+        assert scanner is not None
+        assert scanner.baud == baud
+
+
+def test_keys_that_default_to_empty_may_stay_empty() -> None:
+    config = from_mapping(
+        {
+            "table": {"controller_id": ""},
+            "scanner": {"port": "/dev/x", "usb": "", "usb_serial": "", "registry": ""},
+            "server": {"ca_file": "", "client_cert": "", "client_key": ""},
+        }
+    )
+    assert config.controller_id == "tbl-01-shoe"
 
 
 def test_broken_files(tmp_path: Path) -> None:
@@ -140,6 +196,7 @@ def test_daemon_refuses_a_bad_config_with_one_line(tmp_path: Path) -> None:
 def test_daemon_refuses_an_unusable_ca_file_with_one_line(tmp_path: Path) -> None:
     key = tmp_path / "table.key"
     key.write_text("secret\n")
+    key.chmod(0o640)
     bad_ca = tmp_path / "ca.pem"
     bad_ca.write_text("not a certificate\n")
     config = tmp_path / "tls.toml"

@@ -25,6 +25,7 @@ def directory() -> Iterator[Path]:
 
 def write_config(directory: Path, level: str) -> Path:
     (directory / "table.key").write_text("secret\n")
+    (directory / "table.key").chmod(0o640)  # docs/install.md: never readable by others
     config = directory / "config.toml"
     config.write_text(
         f'[server]\nurl = "http://127.0.0.1:9"\nkey_file = "{directory / "table.key"}"\n'

@@ -192,14 +192,16 @@ def test_daemon_speaks_sd_notify(short_dir: Path, kind: str) -> None:
 def test_journal_fault_still_reports_ready_and_stops_on_sigterm(short_dir: Path) -> None:
     """A journal that cannot be opened: READY with the fault in STATUS (systemd must not
     restart us in a loop; the daemon retries), and SIGTERM still ends it cleanly."""
-    blocked = short_dir / "not-a-directory"
-    blocked.write_text("a file where the journal's directory should be\n")
+    damaged = short_dir / "journal.db"
+    damaged.write_bytes(b"not a database, though the start-up check lets a file through" * 100)
     key = short_dir / "table.key"
     key.write_text("secret\n")
+    key.chmod(0o640)
     config = short_dir / "config.toml"
     config.write_text(
         f'[table]\nid = "07"\n\n[server]\nurl = "http://127.0.0.1:9"\nkey_file = "{key}"\n\n'
-        f'[journal]\npath = "{blocked / "journal.db"}"\n\n[log]\nformat = "json"\n'
+        f'[journal]\npath = "{damaged}"\n\n[control]\nsocket = "{short_dir / "c.sock"}"\n\n'
+        '[log]\nformat = "json"\n'
     )
     notify = NotifySocket(str(short_dir / "notify"))
     daemon = subprocess.Popen(

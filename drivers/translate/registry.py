@@ -99,7 +99,8 @@ class DeckRegistry:
         """Read every `*.csv` in `directory` (not recursive), in name order."""
         folder = Path(directory)
         if not folder.is_dir():
-            raise RegistryError(f"deck registry directory {folder} does not exist")
+            problem = "is not a directory" if folder.exists() else "does not exist"
+            raise RegistryError(f"deck registry directory {folder} {problem}")
         files = sorted(path for path in folder.glob("*.csv") if path.is_file())
         if not files:
             raise RegistryError(f"deck registry directory {folder} holds no *.csv files")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from shoe_controller.service import logs
-from shoe_controller.service.config import DEFAULT_PATH, ConfigError, load
+from shoe_controller.service.config import DEFAULT_PATH, ConfigError
 
 
 @click.command("run")
@@ -23,18 +23,27 @@ from shoe_controller.service.config import DEFAULT_PATH, ConfigError, load
 def run_command(config_path: Path) -> None:
     """Run the controller of this table (the systemd service's command)."""
     from shoe_controller.service.daemon import Daemon, StartupError  # noqa: PLC0415 - the daemon's own imports
+    from shoe_controller.service.preflight import load_checked  # noqa: PLC0415 - as the daemon
 
+    # Everything checkable is checked before anything starts (systemd hears no READY): a bad
+    # value is one line and exit status 1, never a traceback at every restart (issue 12).
     try:
-        config = load(config_path)
+        checked = load_checked(config_path)
     except ConfigError as error:
-        raise click.ClickException(str(error)) from None
+        raise click.ClickException(_one_line(str(error))) from None
+    config = checked.config
     logs.configure(
         format=config.log.format, level=config.log.level, squeeze=config.procedures.squeeze
     )
     try:
-        daemon = Daemon(config, config_path=config_path)
+        daemon = Daemon(config, config_path=config_path, registries=checked.registries)
     except StartupError as error:
-        raise click.ClickException(str(error)) from None
+        raise click.ClickException(_one_line(str(error))) from None
     asyncio.run(daemon.run())
     if daemon.failed:
         raise SystemExit(1)
+
+
+def _one_line(message: str) -> str:
+    """The journal shows one line per refusal, whatever a file name holds."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")

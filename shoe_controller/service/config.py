@@ -135,8 +135,8 @@ class ControlSection:
         # Longer, and binding fails once the daemon runs: it would run without shoectl.
         if len(os.fsencode(self.socket)) > SOCKET_PATH_MAX:
             raise ValueError(
-                f"socket path has {len(os.fsencode(self.socket))} bytes; a Unix socket's "
-                f"path may have at most {SOCKET_PATH_MAX}"
+                f"socket {self.socket!r} has {len(os.fsencode(self.socket))} bytes; a Unix "
+                f"socket's path may have at most {SOCKET_PATH_MAX}"
             )
         if not 1 <= self.max_connections <= 1000:
             raise ValueError("max_connections must be 1 to 1000")
@@ -199,6 +199,15 @@ _SECTIONS: dict[str, type] = {
     "log": LogSection,
     "health": HealthSection,
 }
+
+
+def schema() -> dict[str, tuple[type, ...]]:
+    """Every section and the dataclasses whose fields are its keys; [payouts] aside (its keys
+    are the pay table's entries, checked by game.payouts)."""
+    return {
+        "table": (TableSection, TableConfig),
+        **{name: (cls,) for name, cls in _SECTIONS.items()},
+    }
 
 
 def load(path: Path | str) -> Config:

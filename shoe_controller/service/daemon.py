@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import structlog
 
+from drivers.translate.registry import DeckRegistry
 from drivers.translate.shuffler import ShufflerTranslator
 from shoe_controller import __version__
 from shoe_controller.delivery.publisher import (
@@ -67,9 +68,11 @@ class Daemon:
         device_options: DeviceOptions | None = None,
         usb_backend: Any = None,
         config_path: Path | None = None,
+        registries: Mapping[str, DeckRegistry] | None = None,
     ) -> None:
         self.config = config
         self._config_path = config_path  # SIGHUP reads its [log] section again
+        self._registries = dict(registries or {})  # loaded by preflight, by device section
         self._clock = clock
         self._notifier = notifier or Notifier()
         self._device_options = device_options
@@ -194,6 +197,7 @@ class Daemon:
                     options=self._device_options,
                     clock=self._clock,
                     usb_backend=self._usb_backend,
+                    registry=self._registries.get(name),
                 )
 
     async def _serve_control(self, controller: Controller) -> ControlServer:
@@ -229,7 +233,8 @@ class Daemon:
             for name, runner in self.devices.items()
         ]
         tasks.append(asyncio.create_task(self._housekeeping(), name="housekeeping"))
-        tasks.append(asyncio.create_task(self.loop_lag.run(), name="loop-lag"))
+        lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
+        tasks.append(lag)
         self._told_ready = self._notifier.ready(self.status_line()) or self._told_ready
         log.info("running", table=self.config.table.id, devices=sorted(self.devices))
         stop = asyncio.create_task(self._stop.wait(), name="stop")
@@ -248,6 +253,7 @@ class Daemon:
         for runner in self.devices.values():
             runner.stop()
         self.publisher.stop()
+        lag.cancel()  # it measures until cancelled; nothing of it is left to finish
         done, pending = await asyncio.wait(tasks, timeout=5.0)
         for task in pending:
             task.cancel()

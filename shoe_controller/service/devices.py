@@ -99,6 +99,7 @@ class DeviceRunner:
         options: DeviceOptions | None = None,
         clock: Callable[[], float] = time.time,
         usb_backend: Any = None,
+        registry: DeckRegistry | None = None,
     ) -> None:
         self.name = name
         self.section = section
@@ -119,7 +120,8 @@ class DeviceRunner:
         # at once, and calling that "connected" made health flap (docs/control.md).
         self._silent = False
         self._error_rates = {"retransmits": ErrorRate(), "crc_errors": ErrorRate()}
-        registry = DeckRegistry.load(Path(section.registry)) if section.registry else None
+        if registry is None and section.registry:  # the daemon hands on preflight's
+            registry = DeckRegistry.load(Path(section.registry))
         if section.protocol == "slp":
             self._link: HostLink | None = HostLink()
             if name == "shuffler" or section.kind in ("shuffler", "shuffler_dealer"):
