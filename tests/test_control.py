@@ -683,3 +683,30 @@ def test_connections_beyond_the_caps_are_refused_politely_and_idle_ones_closed(
         for sock in held:
             sock.close()
         live.close()
+
+
+def test_the_same_command_sent_again_is_answered_with_its_first_outcome(live: LiveTable) -> None:
+    open_shoe(live)
+    live.deal(2)
+    act = {"cmd": "act", "action": "void", "by": "sup7", "reason": "misdeal", "key": "k-1"}
+    first = live.request(act)
+    assert first["ok"]
+    assert "repeated" not in first["result"]
+    again = live.request(act)  # e.g. after an unknown outcome and a restart
+    assert again["ok"]
+    assert again["result"]["repeated"] is True
+    assert again["result"]["events"] == first["result"]["events"]
+    voids = [e for e in live.events() if e.type == "supervisor.action"]
+    assert len(voids) == 1
+    other = live.request({**act, "key": "k-2"})  # another invocation: judged afresh
+    assert other["error"]["code"] == "refused"
+    assert "no round is in progress" in other["error"]["text"]
+
+
+@pytest.mark.parametrize("key", [7, "x" * 101, "tab\there"])
+def test_a_bad_key_is_refused_and_nothing_submitted(live: LiveTable, key: Any) -> None:
+    before = live.call(live.journal.last_seq)
+    act = {"cmd": "act", "action": "hold", "by": "sup7", "reason": "x", "key": key}
+    answer = live.request(act)
+    assert answer["error"]["code"] == "bad_request"
+    assert live.call(live.journal.last_seq) == before

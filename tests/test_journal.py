@@ -805,3 +805,37 @@ def test_damage_found_at_open_is_reported_with_the_first_five_findings(tmp_path:
     with Journal.open(path, CONTROLLER, quick_check=False) as opened:
         assert opened.check() == [f"sqlite: {finding}" for finding in findings]
 
+
+def _command(key: str, action: str = "void") -> dict[str, Any]:
+    return {"type": "supervisor", "at": 1.0, "action": action, "by": "sup7", "reason": "x",
+            "args": {}, "os_user": "", "key": key}  # fmt: skip
+
+
+def test_a_command_is_found_by_its_key_with_the_events_it_caused(journal: Journal) -> None:
+    deal(journal, 1, 1)
+    journal.record(_command(""), [event("supervisor.action", 1, 1, action="void")], 1)
+    caused = [event("supervisor.action", 1, 1, action="void"), event("round.voided", 1, 1)]
+    stored = journal.record(_command("k-1"), caused, 1)
+    journal.record(_command("k-2", "hold"), [event("supervisor.action", 1, None)], 1)
+    deal(journal, 1, 2)  # events after it are not its
+    found = journal.command_outcome("k-1")
+    assert found == stored
+    assert [e.type for e in found] == ["supervisor.action", "round.voided"]
+    assert journal.command_outcome("k-3") is None
+    assert journal.command_outcome("") is None  # a command without a key is not "found"
+
+
+def test_a_command_outside_the_window_is_not_found(journal: Journal) -> None:
+    journal.record(_command("old"), [event("supervisor.action", 1, None)], 1)
+    for _ in range(3):
+        deal(journal, 1, 1, cards=1)
+    assert journal.command_outcome("old", window=3) is None
+    assert journal.command_outcome("old", window=4) is not None
+
+
+def test_a_refused_command_is_found_with_its_refusal(journal: Journal) -> None:
+    refusal = event("procedure.alert", 1, None, code="command_refused", text="no",
+                    needs_supervisor=False)  # fmt: skip
+    journal.record(_command("k-9"), [refusal], 1)
+    (found,) = journal.command_outcome("k-9") or []
+    assert found.data["code"] == "command_refused"

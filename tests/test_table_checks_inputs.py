@@ -7,6 +7,7 @@ and on the replay path (`shoe-controller replay`, which is also how a journal is
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from shoe_controller.vocab.inputs import (
     DeviceFault,
     ShoeState,
     ShoeStateChanged,
+    SupervisorCommand,
     input_to_json,
 )
 from tests.table_support import Driver, only, types_of
@@ -246,3 +248,16 @@ def test_a_round_whose_cards_are_truly_dealt_gives_the_rules_outcome() -> None:
     counted(driver, "5S", 6)
     (result,) = results(driver.sup("missed", card="KD"))
     assert result == outcome(cards).result_data()
+
+
+def test_a_command_key_carried_out_in_the_shoe_is_refused_the_second_time() -> None:
+    driver = opened()
+    hold = SupervisorCommand(driver.at(), "hold", "sup7", "check", {}, key="k-7")
+    assert types_of(driver.apply(hold))[0] == "supervisor.action"
+    driver.sup("resume")
+    (refusal,) = driver.apply(replace(hold, at=driver.at()))
+    assert refusal.data["code"] == "command_refused"
+    assert "key k-7" in refusal.data["text"]
+    assert driver.table.state != "held"
+    other = replace(hold, at=driver.at(), key="k-8")
+    assert types_of(driver.apply(other))[0] == "supervisor.action"

@@ -34,6 +34,7 @@ from shoe_controller.service.health import assess, check_line
 from shoe_controller.service.peers import Peer, os_user_note
 from shoe_controller.service.round_summary import ALERT_TYPES, summarize_round
 from shoe_controller.store.controller import Controller
+from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import JournalError, RecordInvalid, StoredEvent
 from shoe_controller.table.actions import ACTIONS
 from shoe_controller.vocab.events import EventType, iso_time
@@ -156,6 +157,10 @@ class ControlService:
         args = request.get("args", {})
         if not isinstance(args, Mapping):
             raise ControlError("bad_request", "args must be an object")
+        key = _command_key(request)
+        first = self.journal.command_outcome(key) if key else None
+        if first is not None:  # sent again (after an unknown outcome): its first answer
+            return {**self._acted(action, by, peer, first), "repeated": True}
         command = SupervisorCommand(
             at=self._clock(),
             action=action,
@@ -163,9 +168,17 @@ class ControlService:
             reason=reason,
             args=dict(args),
             os_user=os_user_note(peer),
+            key=key,
         )
         try:
             stored = self._submit(command)
+        except JournalOutcomeUnknown as error:
+            raise ControlError(
+                "outcome_unknown",
+                f"{action}: the disk failed while storing it, so whether it was stored is"
+                " unknown until the journal is checked (the controller restarts to check"
+                f" it); send it again with the same key: it is never done twice ({error})",
+            ) from None
         except JournalError as error:
             raise ControlError(
                 "not_stored", f"{action} was not stored, nothing changed: {error}"
@@ -174,6 +187,14 @@ class ControlService:
             raise ControlError(
                 "bad_request", f"{action} was not stored, nothing changed: {error}"
             ) from None
+        result = self._acted(action, by, peer, stored)
+        log.info("supervisor command", action=action, by=by, os_user=peer.user, uid=peer.uid,
+                 accepted=result["accepted"])  # fmt: skip
+        return result
+
+    @staticmethod
+    def _acted(action: str, by: str, peer: Peer, stored: Sequence[StoredEvent]) -> dict[str, Any]:
+        """The answer to an action, from the events it caused."""
         accepted = any(event.type == EventType.SUPERVISOR_ACTION for event in stored)
         refusal = next(
             (
@@ -183,14 +204,6 @@ class ControlService:
                 and event.data.get("code") == "command_refused"
             ),
             None,
-        )
-        log.info(
-            "supervisor command",
-            action=action,
-            by=by,
-            os_user=peer.user,
-            uid=peer.uid,
-            accepted=accepted,
         )
         return {
             "accepted": accepted,
@@ -448,6 +461,14 @@ class ControlService:
 
 
 _ROAD_KEYS = ("round", "winner", "player_pair", "banker_pair", "natural")
+
+
+def _command_key(request: Mapping[str, Any]) -> str:
+    """The request's idempotency key ("" without one): 1-100 printable characters."""
+    key = request.get("key", "")
+    if not isinstance(key, str) or len(key) > 100 or not key.isprintable():
+        raise ControlError("bad_request", "key must be a text of at most 100 characters")
+    return key
 
 
 def _details_text(details: Any) -> str:

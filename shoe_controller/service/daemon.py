@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +41,7 @@ from shoe_controller.service.health import summary
 from shoe_controller.service.looplag import LoopLag
 from shoe_controller.service.sdnotify import Notifier
 from shoe_controller.store.controller import Controller
+from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import Journal, JournalError, StoredEvent
 from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import Input
@@ -50,6 +52,8 @@ _T = TypeVar("_T")
 JOURNAL_RETRY_S = 10.0  # a journal that cannot be opened is tried again this often
 PRUNE_EVERY_S = 3600.0
 STATUS_EVERY_S = 5.0
+EXIT_OUTCOME_UNKNOWN = 1  # the disk failed a commit: restart and let recovery check
+OUTCOME_UNKNOWN_EXIT_AFTER_S = 0.2
 
 
 class StartupError(Exception):
@@ -296,6 +300,20 @@ class Daemon:
             return []
         try:
             stored = self.controller.submit_many(inputs, link_state)
+        except JournalOutcomeUnknown as error:
+            # This connection cannot tell whether the commit is on disk: never trust it, nor
+            # do any more I/O through it (closing would checkpoint the WAL past the failed
+            # sync). Exit without closing, as PostgreSQL panics: systemd starts us afresh,
+            # recovery reads what the file holds, device frames (not ACKed) come again and
+            # shoectl sends its command's key again.
+            log.critical("journal commit failed on the disk: restarting to check the journal",
+                         error=str(error))  # fmt: skip
+            # A moment for the control socket's "outcome unknown" answer to leave; the
+            # controller stores nothing more meanwhile.
+            asyncio.get_running_loop().call_later(
+                OUTCOME_UNKNOWN_EXIT_AFTER_S, os._exit, EXIT_OUTCOME_UNKNOWN
+            )
+            raise
         except JournalError as error:
             self._journal_fault = str(error)
             log.error("journal cannot store; device not acknowledged", error=str(error))

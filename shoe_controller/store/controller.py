@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import Journal, JournalError, ReplayMismatch, StoredEvent
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
@@ -44,6 +45,7 @@ class Controller:
         self._config = table_config
         self.journal = journal
         self._on_stored = on_stored
+        self._outcome_unknown: str | None = None
         self.table, self.recovery = self._rebuild()
 
     def _rebuild(self) -> tuple[Table, Recovery]:
@@ -80,13 +82,20 @@ class Controller:
     ) -> list[StoredEvent]:
         """Apply and store inputs that stand or fall together (one device frame) in one
         transaction with the link state; raises JournalError (storage) or RecordInvalid (an
-        input the journal cannot hold) when they were not stored, and only then."""
+        input the journal cannot hold) when they were not stored, and only then;
+        JournalOutcomeUnknown when the disk failed the commit: from then on nothing more is
+        stored through this journal (a later commit must not seem to settle the question)."""
+        if self._outcome_unknown is not None:
+            raise JournalOutcomeUnknown(self._outcome_unknown)
         try:
             steps = []
             for item in items:
                 shoe = self.table.shoe_of(item)
                 steps.append((input_to_json(item), self.table.apply(item), shoe))
             stored = self.journal.record_many(steps, link_state)
+        except JournalOutcomeUnknown as error:
+            self._outcome_unknown = f"an earlier commit's outcome is unknown: {error}"
+            raise
         except Exception:
             # The table moved but the disk did not (storage fault, or an input the journal
             # refuses as RecordInvalid): go back to what the disk holds.

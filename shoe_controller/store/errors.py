@@ -25,6 +25,12 @@ class JournalCorrupt(JournalError):  # noqa: N818
     """The journal file is damaged or is not a journal; it needs an operator."""
 
 
+class JournalOutcomeUnknown(JournalError):  # noqa: N818
+    """The disk failed the commit itself (an fsync error): the transaction may be in the
+    file or not, and this connection cannot tell. Never retry the fsync and trust it (the
+    lesson of PostgreSQL's fsync errors): only a fresh open of the journal says which."""
+
+
 class JournalBusy(JournalError):  # noqa: N818
     """Another process holds the journal's write lock for too long."""
 
@@ -41,10 +47,13 @@ class RecordInvalid(ValueError):  # noqa: N818
     """An input, event or link state cannot be stored as given (caller bug); nothing stored."""
 
 
-def journal_error(exc: sqlite3.Error, path: Path) -> JournalError:
-    """The JournalError subclass that `exc`, raised on the journal at `path`, stands for."""
+def journal_error(exc: sqlite3.Error, path: Path, *, committing: bool = False) -> JournalError:
+    """The JournalError subclass that `exc`, raised on the journal at `path`, stands for;
+    `committing`: raised by COMMIT itself, where an I/O error leaves the outcome unknown."""
     name = getattr(exc, "sqlite_errorname", "") or ""
     text = f"journal {path}: {exc}"
+    if committing and name.startswith("SQLITE_IOERR") and not _low_on_space(path):
+        return JournalOutcomeUnknown(f"{text} ({name}): the commit may or may not be on disk")
     if name.startswith("SQLITE_FULL"):
         return JournalFull(text)
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):

@@ -105,6 +105,28 @@ class JournalReader:
 
     # ------------------------------------------------------------------ replay
 
+    def command_outcome(self, key: str, window: int = 20_000) -> list[StoredEvent] | None:
+        """The events of the supervisor command stored with idempotency `key` among the last
+        `window` inputs, or None if none was (docs/control.md "The same command twice"); a
+        command without a key is never one sent again."""
+        if not key:
+            return None
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT body, first_seq, event_count FROM inputs"
+                " WHERE input_no > ? AND type = 'supervisor' ORDER BY input_no DESC",
+                (max(0, self.last_input() - window),),
+            ).fetchall()
+            for body, first_seq, count in rows:
+                if json.loads(body).get("key") == key:
+                    events = conn.execute(
+                        f"SELECT {EVENT_COLUMNS} FROM events WHERE seq >= ? AND seq < ?"
+                        " ORDER BY seq",
+                        (first_seq or 0, (first_seq or 0) + count),
+                    ).fetchall()
+                    return [self._event(row) for row in events]
+        return None
+
     def replay_start(self) -> int:
         """The input number replay starts from: the first input of the oldest shoe not ended
         (a batch shuffler prepares the next shoe while this one is still dealt), else of the

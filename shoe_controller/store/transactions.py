@@ -20,15 +20,17 @@ def transaction(
     `durable=False` commits without waiting for the disk (synchronous=NORMAL): the commit
     is kept in order and lands with the next durable one, or is lost to a power cut.
     """
+    committing = False
     try:
         if not durable:
             conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(begin)
         yield conn
+        committing = True
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         _rollback_quietly(conn)
-        raise journal_error(exc, path) from exc
+        raise journal_error(exc, path, committing=committing) from exc
     except BaseException:
         _rollback_quietly(conn)
         raise

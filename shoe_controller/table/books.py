@@ -275,6 +275,7 @@ class ShoeBook:
     discarded: list[Draw] = field(default_factory=list)  # out of play, part of no round
     queue: deque[Draw | CutMarker] = field(default_factory=deque)
     holds: list[Hold] = field(default_factory=list)
+    command_keys: set[str] = field(default_factory=set)  # supervisor commands carried out
 
 
 def to_plain(value: object) -> object:

@@ -74,9 +74,19 @@ def on_supervisor(ctx: Context, command: SupervisorCommand) -> None:
     except CommandError as error:
         ctx.refuse("command_refused", f"{action.name} refused: {error}")
         return
+    if command.key and command.key in ctx.book.command_keys:
+        # The same command again (a client retrying after an unknown outcome): done once.
+        ctx.refuse(
+            "command_refused",
+            f"{action.name} refused: this command (key {command.key}) was carried out already",
+        )
+        return
     handler = HANDLERS[action.name]
     refusal = handler.check(ctx, args)
     if refusal:
         ctx.refuse("command_refused", f"{action.name} refused: {refusal}")
         return
+    book = ctx.book  # the shoe the command was given in (it may end it)
     handler.do(ctx, command, args)
+    if command.key:
+        book.command_keys.add(command.key)

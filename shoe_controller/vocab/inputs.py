@@ -177,7 +177,8 @@ class SupervisorCommand:
 
     `by` is the supervisor's id and `reason` why; `args` depends on the action
     (docs/inputs.md), e.g. {"card": "QH"} to enter a missed card. `os_user` is who was
-    logged in to the table PC when it was given, as the kernel told the control socket.
+    logged in to the table PC when it was given, as the kernel told the control socket;
+    `key` the client's own name for this one command (shoectl makes one per invocation).
     """
 
     TYPE: ClassVar[str] = "supervisor"
@@ -187,6 +188,7 @@ class SupervisorCommand:
     reason: str
     args: Mapping[str, Any] = field(default_factory=dict)
     os_user: str = ""  # the login the control socket saw (peer credentials), not a claim
+    key: str = ""  # the client's idempotency key: the same command sent again is done once
 
 
 Input = (

@@ -4,6 +4,8 @@ sent to the daemon, which checks who may act."""
 from __future__ import annotations
 
 import sys
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -50,7 +52,14 @@ def action_command(action: Action) -> click.Command:
         args = {name: value for name, value in values.items() if value is not None}
         if "position" in args:
             args["position"] = str(args["position"]).upper()
-        request = {"cmd": "act", "action": action.name, "by": by, "reason": reason, "args": args}
+        request = {
+            "cmd": "act",
+            "action": action.name,
+            "by": by,
+            "reason": reason,
+            "args": args,
+            "key": uuid.uuid4().hex,  # this invocation: sent again, it is carried out once
+        }
         carry_out(request, as_json)
 
     run.__doc__ = f"{action.summary} ({action.rules})"
@@ -68,24 +77,30 @@ def action_command(action: Action) -> click.Command:
 
 
 def carry_out(request: Mapping[str, Any], as_json: bool) -> None:
-    """Send an action; exit 0 accepted, 1 refused by the table, 4 not authorized, 2 error."""
+    """Send an action; exit 0 accepted, 1 refused by the table, 4 not authorized, 2 error.
+
+    When the daemon answers that the outcome is unknown (its disk failed the commit), it
+    restarts to check its journal: the same request, with the same key, goes again until it
+    answers, and is carried out at most once (docs/control.md "The same command twice").
+    """
     socket_path = click.get_current_context().obj
-    try:
-        with Client(socket_path) as client:
-            client.send(request)
-            answer = client.receive()
-    except UnreachableError as error:
-        fail(str(error))
+    answer = _send(socket_path, request)
+    deadline = time.monotonic() + UNKNOWN_OUTCOME_WAIT_S
+    while (answer.get("error") or {}).get("code") == OUTCOME_UNKNOWN:
+        warn = Painter.for_stream(sys.stderr)
+        click.echo(f"{warn('outcome unknown', 'warn')}: checking...", err=True, color=warn.enabled)
+        answer = _resend(socket_path, request, deadline)
     if as_json:
         print_json(answer)
     paint = painter()
     if answer.get("ok"):
         result = answer["result"]
         if not as_json:
+            again = " (it had been carried out before the check)" if result.get("repeated") else ""
             out(
                 paint("accepted", "ok")
                 + f": {result['action']} by {result['by']} (as {result['os_user']}),"
-                " journaled and sent as supervisor.action"
+                f" journaled and sent as supervisor.action{again}"
             )
         raise SystemExit(EXIT_OK)
     error = answer.get("error") or {}
@@ -96,3 +111,38 @@ def carry_out(request: Mapping[str, Any], as_json: bool) -> None:
     if code == "not_authorized":
         raise SystemExit(EXIT_NOT_AUTHORIZED)
     raise SystemExit(EXIT_REFUSED if code == "refused" else EXIT_UNREACHABLE)
+
+
+UNKNOWN_OUTCOME_WAIT_S = 60.0  # how long shoectl waits for the daemon to check its journal
+_RESEND_EVERY_S = 0.5
+
+
+OUTCOME_UNKNOWN = "outcome_unknown"
+
+
+def _send(socket_path: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer; a connection lost once the request went is an unknown outcome too (the
+    daemon may have stopped in the middle of storing it)."""
+    try:
+        client = Client(socket_path)
+    except UnreachableError as error:
+        fail(str(error))
+    with client:
+        try:
+            client.send(request)
+            return client.receive()
+        except UnreachableError as error:
+            return {"ok": False, "error": {"code": OUTCOME_UNKNOWN, "text": str(error)}}
+
+
+def _resend(socket_path: str, request: Mapping[str, Any], deadline: float) -> dict[str, Any]:
+    """The same request again once the daemon is back (it restarts to check its journal)."""
+    while True:
+        time.sleep(_RESEND_EVERY_S)
+        try:
+            with Client(socket_path) as client:
+                client.send(request)
+                return client.receive()
+        except UnreachableError as error:
+            if time.monotonic() > deadline:
+                fail(f"the outcome is still unknown: {error}; `shoectl events` shows it")
