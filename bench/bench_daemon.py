@@ -388,6 +388,7 @@ def run(directory: Path, *, paced: int, fast: int, idle_s: float, starts: int) -
     rig = TableRig(directory, RigOptions())
     rig.directory.mkdir(exist_ok=True)
     rig.key_file.write_text("bench secret\n")
+    rig.key_file.chmod(0o600)  # the start-up check refuses a key others may read
     notify = Notify(directory / "notify")
     shoe: BenchShoe | None = None
     try:

@@ -95,11 +95,26 @@ class DeviceConnection(Generic[T]):
         self.stats = ConnectionStats()
         self._stopping = False
         self._wake: asyncio.Future[None] | None = None
+        self._write_error: TransportError | None = None  # a failed send_now, for the session
 
     def wake(self) -> None:
         """Write the protocol's pending output now instead of at the next poll tick."""
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
+
+    def send_now(self) -> None:
+        """Write the protocol's pending output at once, on the caller's thread: the ACK of a
+        stored frame leaves before anything else runs (a handful of bytes into the kernel's
+        buffer; the session's next step reports a failed write as a lost port)."""
+        data = self.protocol.bytes_to_send()
+        if not data:
+            return
+        try:
+            self.transport.write(data)
+        except TransportError as exc:
+            self._write_error = exc
+            return
+        self.stats.bytes_out += len(data)
 
     def stop(self) -> None:
         """End ``messages()`` / ``run()`` after the current step."""
@@ -177,6 +192,7 @@ class DeviceConnection(Generic[T]):
         frames_seen = self._frames_received()
         try:
             while not self._stopping:
+                self._raise_write_error()
                 now = self.clock()
                 # Protocols with timers of their own (a vendor message that never ended, one
                 # cut off by the last unplug) report through poll().
@@ -220,7 +236,13 @@ class DeviceConnection(Generic[T]):
                 if read_future.done() and not read_future.cancelled():
                     read_future.exception()  # the session already ended for its own reason
 
+    def _raise_write_error(self) -> None:
+        error, self._write_error = self._write_error, None
+        if error is not None:
+            raise error
+
     async def _flush(self, pool: ThreadPoolExecutor) -> None:
+        self._raise_write_error()
         data = self.protocol.bytes_to_send()
         if data:
             await asyncio.get_running_loop().run_in_executor(pool, self.transport.write, data)

@@ -159,7 +159,7 @@ class Daemon:
 
     async def _run_with(self, journal: Journal) -> None:
         controller = await self._retrying(
-            lambda: Controller(self.config.procedures, journal, on_stored=self._on_stored),
+            lambda: Controller(self.config.procedures, journal, on_stored=self._after_commit),
             "journal cannot be read back",
         )
         if controller is None:
@@ -325,6 +325,12 @@ class Daemon:
         return stored
 
     # ---------------------------------------------------------------- events out
+
+    def _after_commit(self, stored: list[StoredEvent]) -> None:
+        """What follows a commit runs after the device's ACK has gone (issue 13): the
+        listeners (delivery, the control socket's followers, logs, the shoe's lights) in
+        the loop's next turn, in commit order."""
+        asyncio.get_running_loop().call_soon(self._on_stored, stored)
 
     def _on_stored(self, stored: list[StoredEvent]) -> None:
         assert self.publisher is not None

@@ -237,6 +237,7 @@ class DeviceRunner:
             raise
         self._identity, self._announce = identity, False
         self._link.ack(delivery.handle)
+        self.connection.send_now()  # the ACK first: the card is on disk, the shoe may go on
 
     def send(self, message: Any) -> None:
         """Queue a command (INDICATE, STATUS_REQUEST, SHUFFLE) for a reference-protocol device."""
