@@ -25,7 +25,7 @@ from typing import Any
 import structlog
 
 from shoe_controller.service.config import ControlSection
-from shoe_controller.service.control_answers import READ_CHUNK, ControlService
+from shoe_controller.service.control_answers import READ_CHUNK, ControlService, Subscription
 from shoe_controller.service.control_requests import (
     EVENTS_LIMIT_MAX,
     ControlError,
@@ -62,6 +62,7 @@ class ControlServer:
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._per_uid: dict[int, int] = {}
+        self._turn = asyncio.Lock()  # requests are answered one at a time
         self._refused = 0  # connections refused since the last log line
         self._refusals_logged_at = 0.0
 
@@ -193,7 +194,12 @@ class ControlServer:
             if request.get("cmd") == "events" and request.get("follow"):
                 await self._follow(request, reader, writer)
                 return
-            await _send(writer, self._answer(request, peer))
+            async with self._turn:
+                # One answer a turn of the loop, after whatever the devices brought: a crowd
+                # of clients asking in a loop cannot keep a card's ACK waiting (issue 12).
+                await asyncio.sleep(0)
+                answer = self._answer(request, peer)
+            await _send(writer, answer)
 
     def _answer(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
         command = request.get("cmd")
@@ -231,23 +237,24 @@ class ControlServer:
         writer: asyncio.StreamWriter,
     ) -> None:
         """Stream matching events until the client closes: first the last `limit` (or those
-        after `after`), then each as it is stored. Reads the journal, so nothing is lost or
-        repeated however slow the client."""
+        after `after`), then each as it is stored. New events come from the commit itself
+        (ControlService.publish, one hand-over for every follower), the journal only for the
+        catch-up, so nothing is lost or repeated however slow the client."""
         service = self.service
         try:
             types = event_types(request)
             limit = optional_int(request, "limit", low=0, high=EVENTS_LIMIT_MAX)
             after = optional_int(request, "after", low=0)
-            subscription = service.subscribe()
         except ControlError as error:
             await _send(writer, _error(error.code, error.text, "events"))
             return
+        subscription = service.subscribe(types)
         closed = asyncio.ensure_future(_until_eof(reader))
         try:
             last = service.journal.last_seq()
             backlog = []
             if after is not None:
-                last = after
+                subscription.behind = after  # everything after it comes from the journal
             elif limit:
                 backlog = service.last_matching(limit, types)
             await _send(
@@ -258,13 +265,16 @@ class ControlServer:
                 await _send(writer, {"event": event.to_wire()})
             while not closed.done():
                 subscription.wake.clear()
-                batch = service.journal.events_after(last, READ_CHUNK)
-                if batch:
-                    last = batch[-1].seq
-                    for event in batch:
-                        if type_matches(event.type, types):
-                            await _send(writer, {"event": event.to_wire()})
-                    await asyncio.sleep(0)  # a long catch-up must not keep the devices waiting
+                if subscription.behind is not None:
+                    last = await self._catch_up(subscription, writer)
+                    continue
+                while subscription.pending:
+                    event = subscription.pending.popleft()
+                    if event.seq > last:
+                        last = event.seq
+                        writer.write(_line({"event": event.to_wire()}))
+                await writer.drain()
+                if subscription.pending or subscription.behind is not None:
                     continue
                 woken = asyncio.ensure_future(subscription.wake.wait())
                 await asyncio.wait({woken, closed}, return_when=asyncio.FIRST_COMPLETED)
@@ -273,6 +283,29 @@ class ControlServer:
             service.unsubscribe(subscription)
             closed.cancel()
 
+    async def _catch_up(self, subscription: Subscription, writer: asyncio.StreamWriter) -> int:
+        """One batch from the journal for a follower behind; it follows live again once it
+        reached the events `publish` hands over. Returns the last seq written."""
+        last = subscription.behind or 0
+        batch = self.service.journal.events_after(last, READ_CHUNK)
+        if batch:
+            last = batch[-1].seq
+        # Decided before any await: what is stored from now on, `publish` hands over.
+        pending = subscription.pending
+        while pending and pending[0].seq <= last:
+            pending.popleft()  # written from the journal below
+        if len(batch) < READ_CHUNK:
+            subscription.behind = None
+        else:
+            subscription.behind = last
+            pending.clear()
+        for event in batch:
+            if type_matches(event.type, subscription.types):
+                writer.write(_line({"event": event.to_wire()}))
+        await writer.drain()
+        await asyncio.sleep(0)  # a long catch-up must not keep the devices waiting
+        return last
+
 
 async def _until_eof(reader: asyncio.StreamReader) -> None:
     with contextlib.suppress(ConnectionError, ValueError):
@@ -280,8 +313,12 @@ async def _until_eof(reader: asyncio.StreamReader) -> None:
             pass  # a follower has nothing more to say; anything it sends is ignored
 
 
+def _line(answer: Mapping[str, Any]) -> bytes:
+    return json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
 async def _send(writer: asyncio.StreamWriter, answer: Mapping[str, Any]) -> None:
-    writer.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
+    writer.write(_line(answer))
     await writer.drain()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -50,11 +51,20 @@ ALERT_SCAN = 2000
 RECENT_ALERTS = 10
 
 
+FOLLOWER_QUEUE_MAX = 1000  # events a follower may fall behind before it reads the journal
+STATUS_FRESH_S = 0.25  # a status answer is reused this long unless new events were stored
+
+
 @dataclass(eq=False, slots=True)
 class Subscription:
-    """A follower of the event stream; `wake` is set when new events were stored."""
+    """A follower of the event stream: the events stored since it last wrote, handed over
+    by `publish` (one journal read for all followers: none), `wake` set when there are some.
+    `behind` is the seq it must catch up from in the journal when it fell too far behind."""
 
+    types: tuple[str, ...] = ()
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    pending: deque[StoredEvent] = field(default_factory=deque)
+    behind: int | None = None
 
 
 class ControlService:
@@ -89,6 +99,8 @@ class ControlService:
         self._journal_fault = journal_fault or (lambda: None)
         self._version = version
         self._subscriptions: set[Subscription] = set()
+        self._alerts: deque[StoredEvent] | None = None  # the last alerts, once read
+        self._status_cache: tuple[float, dict[str, Any]] | None = None
         self._handlers: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
             "hello": self._hello,
             "status": self._status,
@@ -108,13 +120,26 @@ class ControlService:
     # ------------------------------------------------------------------ live events
 
     def publish(self, stored: Sequence[StoredEvent]) -> None:
-        """New events are in the journal (the daemon calls this after every commit)."""
-        if stored:
-            for subscription in self._subscriptions:
-                subscription.wake.set()
+        """New events are in the journal (the daemon calls this after every commit): each
+        follower gets them without reading the journal, the recent alerts and the status
+        answer follow them."""
+        if not stored:
+            return
+        self._status_cache = None
+        if self._alerts is not None:
+            self._alerts.extend(e for e in stored if type_matches(e.type, ALERT_TYPES))
+        for subscription in self._subscriptions:
+            if subscription.behind is None:
+                subscription.pending.extend(
+                    e for e in stored if type_matches(e.type, subscription.types)
+                )
+                if len(subscription.pending) > FOLLOWER_QUEUE_MAX:  # a slow reader
+                    subscription.behind = subscription.pending[0].seq - 1
+                    subscription.pending.clear()
+            subscription.wake.set()
 
-    def subscribe(self) -> Subscription:
-        subscription = Subscription()
+    def subscribe(self, types: tuple[str, ...] = ()) -> Subscription:
+        subscription = Subscription(types)
         self._subscriptions.add(subscription)
         return subscription
 
@@ -239,8 +264,15 @@ class ControlService:
         }
 
     def _status(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The status answer; reused for STATUS_FRESH_S while no event was stored, so that
+        clients asking in a loop cost the loop one answer a quarter second, not one each."""
+        now = time.monotonic()
+        cached = self._status_cache
+        if cached is not None and now - cached[0] < STATUS_FRESH_S:
+            return cached[1]
         status = self.health_status()
-        status["alerts"] = self._recent_alerts(RECENT_ALERTS)
+        status["alerts"] = self._recent_alerts()
+        self._status_cache = (now, status)
         return status
 
     def health_status(self) -> dict[str, Any]:
@@ -441,8 +473,11 @@ class ControlService:
             out["first_seq_held"] = journal.first_seq()
         return out
 
-    def _recent_alerts(self, count: int) -> list[dict[str, Any]]:
-        alerts = self.last_matching(count, ALERT_TYPES, scan=ALERT_SCAN)
+    def _recent_alerts(self) -> list[dict[str, Any]]:
+        if self._alerts is None:  # read once; publish keeps it since
+            found = self.last_matching(RECENT_ALERTS, ALERT_TYPES, scan=ALERT_SCAN)
+            self._alerts = deque(found, maxlen=RECENT_ALERTS)
+        alerts = list(self._alerts)
         return [
             {
                 "seq": event.seq,

@@ -1,0 +1,195 @@
+"""Benchmark: a card's ACK from the daemon against a minimal fsync-and-ACK host, under load.
+
+The question of issues 12 and 13: does the device's ACK (the card is on disk) wait for
+anything but the commit? Measured in one run, real processes, the same pty frames:
+  baseline  a minimal host written here: reads the frame, commits one row to SQLite (WAL,
+            synchronous=FULL: the journal's own fsync), writes the ACK; nothing else;
+  alone     `shoe-controller run` with a table server answering at once;
+  loaded    the table server answering each request after 200 ms, and 10 followers of the
+            event stream on the control socket (as the live scoreboard's clients);
+  hammered  150 clients asking `status` in a loop and 50 `events --follow` followers;
+each at 2 cards/s and at 100 cards/s, p50 and p99, with ratios: daemon / baseline (aim:
+p50 <= 1.5x, p99 <= 1.0x) and hammered / alone (aim: <= 1.2x). Then where a card's time
+goes inside the daemon, stage by stage (decode, table, commit, ACK), measured in-process on
+the same parts.
+
+Run: python bench/bench_ack.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import urllib.request
+from pathlib import Path
+
+from bench_daemon import BenchShoe, Notify, deal_phase, describe, timed_start
+
+from shoe_controller.testing.rig import RigOptions, TableRig
+
+REPO = Path(__file__).resolve().parents[1]
+SLOW_SERVER_S = 0.2
+
+MINIMAL_HOST = textwrap.dedent(
+    """
+    import os, sqlite3, sys, tty
+    from drivers.wire.link import HostLink
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
+    tty.setraw(fd)
+    db = sqlite3.connect(sys.argv[2], isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE IF NOT EXISTS inputs (n INTEGER PRIMARY KEY, body TEXT)")
+    link = HostLink()
+    print("ready", flush=True)
+    while True:
+        for delivery in link.receive_data(os.read(fd, 4096)):
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO inputs (body) VALUES (?)", (repr(delivery.message),))
+            db.execute("COMMIT")
+            link.ack(delivery.handle)
+            out = link.bytes_to_send()
+            if out:
+                os.write(fd, out)
+    """
+)
+
+# Control-socket clients in a process of their own: HAMMER threads ask `status` in a loop,
+# FOLLOW threads follow the event stream and read every line.
+LOAD = textwrap.dedent(
+    """
+    import json, socket, sys, threading
+    path, hammer, follow = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    def hammering():
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(path)
+            reader = sock.makefile("rb")
+            while True:
+                sock.sendall(b'{"cmd": "status"}\\n')
+                if not reader.readline():
+                    return
+    def following():
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(path)
+            sock.sendall(b'{"cmd": "events", "follow": true}\\n')
+            reader = sock.makefile("rb")
+            while reader.readline():
+                pass
+    for target, count in ((hammering, hammer), (following, follow)):
+        for _ in range(count):
+            threading.Thread(target=target, daemon=True).start()
+    print("ready", flush=True)
+    sys.stdin.read()
+    """
+)
+
+
+def run_baseline(directory: Path, paced: int, fast: int) -> dict[str, tuple[float, float]]:
+    shoe = BenchShoe(directory / "baseline-shoe")
+    host = subprocess.Popen(
+        [sys.executable, "-c", MINIMAL_HOST, str(directory / "baseline-shoe"),
+         str(directory / "baseline.db")],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    try:
+        assert host.stdout is not None
+        host.stdout.readline()
+        shoe.hello()
+        shoe.load()
+        return {
+            "2/s": describe("baseline at 2 cards/s", deal_phase(shoe, 2.0, paced)[0]),
+            "100/s": describe("baseline at 100 cards/s", deal_phase(shoe, 100.0, fast)[0]),
+        }
+    finally:
+        host.kill()
+        host.wait()
+        shoe.close()
+
+
+def run_daemon(
+    directory: Path, name: str, paced: int, fast: int, *, slow: bool, hammer: int, follow: int
+) -> dict[str, tuple[float, float]]:
+    work = directory / name
+    work.mkdir()
+    clients = {"max_connections": 250, "max_connections_per_user": 250}
+    rig = TableRig(work, RigOptions(receiver_control=True, control=clients))
+    rig.key_file.write_text("bench secret\n")
+    rig.key_file.chmod(0o600)
+    notify = Notify(work / "notify")
+    shoe = BenchShoe(rig.port_of("shoe"))
+    load = None
+    try:
+        rig.start_receiver()
+        if slow:
+            _post(rig, "/control/faults", {"mode": "slow", "delay_s": SLOW_SERVER_S})
+        rig.write_config()
+        shoe.hello()
+        timed_start(rig, notify, shoe)
+        shoe.load()
+        if hammer or follow:
+            load = subprocess.Popen(
+                [sys.executable, "-c", LOAD, str(work / "control.sock"), str(hammer),
+                 str(follow)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert load.stdout is not None
+            load.stdout.readline()
+            shoe.pump_for(1.0)  # the clients connected and busy
+        return {
+            "2/s": describe(f"{name} at 2 cards/s", deal_phase(shoe, 2.0, paced)[0]),
+            "100/s": describe(f"{name} at 100 cards/s", deal_phase(shoe, 100.0, fast)[0]),
+        }
+    finally:
+        if load is not None:
+            load.kill()
+            load.wait()
+        rig.close()
+        shoe.close()
+
+
+def _post(rig: TableRig, path: str, body: dict[str, object]) -> None:
+    request = urllib.request.Request(
+        f"{rig.receiver_url}{path}", json.dumps(body).encode(), method="POST"
+    )
+    urllib.request.urlopen(request, timeout=10).read()
+
+
+def ratios(name: str, ours: dict[str, tuple[float, float]], base: dict[str, tuple[float, float]]):
+    for pace in ("2/s", "100/s"):
+        (p50, p99), (b50, b99) = ours[pace], base[pace]
+        print(f"    {name:<34} {pace:>6}   p50 {p50 / b50:5.2f}x   p99 {p99 / b99:5.2f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer samples")
+    args = parser.parse_args(argv)
+    paced, fast = (10, 200) if args.quick else (30, 380)
+    directory = Path(tempfile.mkdtemp(prefix="bench-ack-"))
+    try:
+        print("card -> ACK, real processes, same pty frames (ms)\n")
+        base = run_baseline(directory, paced, fast)
+        alone = run_daemon(directory, "alone", paced, fast, slow=False, hammer=0, follow=0)
+        loaded = run_daemon(directory, "loaded", paced, fast, slow=True, hammer=0, follow=10)
+        hammered = run_daemon(directory, "hammered", paced, fast, slow=False, hammer=150, follow=50)
+        print("\nratios")
+        ratios("alone / baseline", alone, base)
+        ratios("loaded / baseline (aim <= 1.5, 1.0)", loaded, base)
+        ratios("hammered / alone (aim <= 1.2)", hammered, alone)
+        print()
+        from bench_ack_stages import stages  # noqa: PLC0415 - after the processes are gone
+
+        stages(directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
