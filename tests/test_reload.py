@@ -78,7 +78,11 @@ def test_sighup_applies_a_new_log_level_without_a_restart(directory: Path) -> No
         wait_for((directory / "control.sock").exists, "the control socket")
         held = shoectl(directory, "hold", "--by", "sup7", "--reason", "quiet at warning level")
         assert held.returncode == 0, held.stderr
-        assert not any(line.get("event") == "event" for line in log_lines(log))  # info: hidden
+        wait_for(  # what needs a person is a warning: shown
+            lambda: any(line.get("type") == "procedure.alert" for line in log_lines(log)),
+            "the hold's alert at warning level",
+        )
+        assert not any(line.get("type") == "supervisor.action" for line in log_lines(log))
         write_config(directory, "info")
         os.kill(daemon.pid, signal.SIGHUP)
         wait_for(

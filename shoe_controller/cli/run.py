@@ -32,9 +32,7 @@ def run_command(config_path: Path) -> None:
     except ConfigError as error:
         raise click.ClickException(_one_line(str(error))) from None
     config = checked.config
-    logs.configure(
-        format=config.log.format, level=config.log.level, squeeze=config.procedures.squeeze
-    )
+    logs.apply(config.log, squeeze=config.procedures.squeeze, table=config.table.id)
     try:
         daemon = Daemon(config, config_path=config_path, registries=checked.registries)
     except StartupError as error:

@@ -148,10 +148,12 @@ class ControlSection:
 
 @dataclass(frozen=True)
 class LogSection:
-    """[log]: JSON lines under systemd, readable colour on a terminal ("auto" picks)."""
+    """[log]: the journal's own protocol under systemd, JSON lines or readable colour
+    elsewhere ("auto" picks; docs/install.md "Logs")."""
 
-    format: Literal["auto", "json", "console"] = "auto"
+    format: Literal["auto", "journald", "json", "console"] = "auto"
     level: Literal["debug", "info", "warning", "error"] = "info"
+    journal_socket: str = "/run/systemd/journal/socket"  # journald's native socket
 
 
 @dataclass(frozen=True)

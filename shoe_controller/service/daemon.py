@@ -56,6 +56,12 @@ EXIT_OUTCOME_UNKNOWN = 1  # the disk failed a commit: restart and let recovery c
 OUTCOME_UNKNOWN_EXIT_AFTER_S = 0.2
 
 
+def _needs_a_person(event: StoredEvent) -> bool:
+    if event.type == EventType.SECURITY_ALERT:
+        return True
+    return event.type == EventType.PROCEDURE_ALERT and bool(event.data.get("needs_supervisor"))
+
+
 class StartupError(Exception):
     """A configuration the daemon cannot run with (a bad key file); one clear line."""
 
@@ -338,13 +344,15 @@ class Daemon:
         self.publisher.notify()
         squeeze = self.config.procedures.squeeze
         for event in stored:
+            # What needs a person is a warning (journalctl -p warning shows the pit's alerts).
+            report = log.warning if _needs_a_person(event) else log.info
+            where = {"seq": event.seq, "type": event.type, "shoe": event.shoe, "round": event.round}
             if squeeze:  # R15: no card at info level, not even revealed ones or results
-                log.info("event", seq=event.seq, type=event.type, round=event.round)
+                code = event.data.get("code")
+                report("event", **where, **({"code": code} if code else {}))
                 log.debug("event data", seq=event.seq, data=event.data)
             else:
-                log.info(
-                    "event", seq=event.seq, type=event.type, round=event.round, data=event.data
-                )
+                report("event", **where, data=event.data)
         for listener in self._listeners:
             listener(stored)
         self._follow_indicator()
@@ -405,9 +413,7 @@ class Daemon:
                 settings = load(self._config_path).log
             except ConfigError as error:
                 log.error("config not reloaded; logs unchanged", error=str(error))
-        logs.configure(
-            format=settings.format, level=settings.level, squeeze=self.config.procedures.squeeze
-        )
+        logs.apply(settings, squeeze=self.config.procedures.squeeze, table=self.config.table.id)
         log.warning("logs reopened", level=settings.level, format=settings.format)
 
     def status_line(self) -> str:
