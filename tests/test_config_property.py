@@ -64,6 +64,7 @@ NAME_KEYS = {
     ("server", "url"),
     ("control", "supervisor_group"),
     ("control", "viewer_group"),
+    ("log", "journal_socket"),  # journald's, absent off systemd: records fall back to stderr
 }
 CHOICES = {("table", "burn"), ("table", "cut_card"), ("table", "mode")}  # str, one of a few
 
