@@ -839,3 +839,9 @@ def test_a_refused_command_is_found_with_its_refusal(journal: Journal) -> None:
     journal.record(_command("k-9"), [refusal], 1)
     (found,) = journal.command_outcome("k-9") or []
     assert found.data["code"] == "command_refused"
+
+
+def test_a_command_stored_without_events_is_found_with_none(journal: Journal) -> None:
+    journal.record(_command("quiet"), [], 1)
+    deal(journal, 1, 1)
+    assert journal.command_outcome("quiet") == []

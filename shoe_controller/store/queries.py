@@ -23,6 +23,8 @@ from shoe_controller.store.records import (
 )
 from shoe_controller.store.transactions import query, transaction
 
+COMMAND_WINDOW = 20_000  # inputs searched for a command sent again (hours of dealing)
+
 
 class JournalReader:
     """Queries on the journal file at `path`; each one sees a single consistent snapshot."""
@@ -105,7 +107,7 @@ class JournalReader:
 
     # ------------------------------------------------------------------ replay
 
-    def command_outcome(self, key: str, window: int = 20_000) -> list[StoredEvent] | None:
+    def command_outcome(self, key: str, window: int = COMMAND_WINDOW) -> list[StoredEvent] | None:
         """The events of the supervisor command stored with idempotency `key` among the last
         `window` inputs, or None if none was (docs/control.md "The same command twice"); a
         command without a key is never one sent again."""
@@ -118,13 +120,15 @@ class JournalReader:
                 (max(0, self.last_input() - window),),
             ).fetchall()
             for body, first_seq, count in rows:
-                if json.loads(body).get("key") == key:
-                    events = conn.execute(
-                        f"SELECT {EVENT_COLUMNS} FROM events WHERE seq >= ? AND seq < ?"
-                        " ORDER BY seq",
-                        (first_seq or 0, (first_seq or 0) + count),
-                    ).fetchall()
-                    return [self._event(row) for row in events]
+                if json.loads(body).get("key") != key:
+                    continue
+                if not count:
+                    return []
+                events = conn.execute(
+                    f"SELECT {EVENT_COLUMNS} FROM events WHERE seq >= ? AND seq < ? ORDER BY seq",
+                    (first_seq, first_seq + count),
+                ).fetchall()
+                return [self._event(row) for row in events]
         return None
 
     def replay_start(self) -> int:
