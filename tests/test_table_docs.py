@@ -67,3 +67,16 @@ def test_the_quoted_false_alarm_rate_is_the_formulas() -> None:
     per_shoe = factory_order_false_alarms(TableConfig().factory_order_run, 8, 416 - 14)
     assert "**750,000 shoes**" in text
     assert abs(1 / per_shoe - 750_000) / 750_000 < 0.01
+
+
+def test_every_rule_the_code_cites_is_in_the_projects_own_rules_page() -> None:
+    # A fresh clone stands alone: docs/rules.md holds the rules (a copy of RULES.md).
+    repo = Path(__file__).resolve().parents[1]
+    rules = (repo / "docs" / "rules.md").read_text(encoding="utf-8")
+    defined = set(re.findall(r"^- (R\d+(?:\.\d+)?) ", rules, re.M))
+    defined |= set(re.findall(r"\b(R\d+) [A-Z][a-z]+", rules))  # headings: "R12 Tie"
+    cited = set()
+    for path in [*(repo / "shoe_controller").rglob("*.py"), *(repo / "drivers").rglob("*.py")]:
+        cited |= set(re.findall(r"\bR\d+(?:\.\d+)?\b", path.read_text(encoding="utf-8")))
+    assert len(defined) > 40
+    assert cited - defined == set()
