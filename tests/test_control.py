@@ -705,6 +705,7 @@ def test_the_same_command_sent_again_is_answered_with_its_first_outcome(live: Li
 
 @pytest.mark.parametrize("key", [7, "x" * 101, "tab\there"])
 def test_a_bad_key_is_refused_and_nothing_submitted(live: LiveTable, key: Any) -> None:
+    live.wait_connected()  # the scanner's device.connected is in before we count
     before = live.call(live.journal.last_seq)
     act = {"cmd": "act", "action": "hold", "by": "sup7", "reason": "x", "key": key}
     answer = live.request(act)

@@ -111,8 +111,8 @@ def test_auto_uses_the_journal_when_systemd_connected_stderr_to_it(tmp_path: Pat
             del os.environ["JOURNAL_STREAM"]
 
 
-def _read_until_dealt(sock: socket.socket, seen: list[dict[str, str]]) -> None:
-    while not any(fields.get("EVENT") == "shoe.shuffled" for fields in seen):
+def _read_until_started(sock: socket.socket, seen: list[dict[str, str]]) -> None:
+    while not any(fields.get("EVENT") == "controller.started" for fields in seen):
         seen.append(parse(sock.recv(65536)))
 
 
@@ -121,24 +121,18 @@ def test_the_daemon_logs_to_the_journal_with_table_and_priority(
     journal: tuple[str, socket.socket],
 ) -> None:
     path, sock = journal
+    seen: list[dict[str, str]] = []
+    reader = threading.Thread(target=_read_until_started, args=(sock, seen))
+    reader.start()
     with tempfile.TemporaryDirectory(prefix="jdr-") as name:
-        rig = TableRig(Path(name), RigOptions()).start()
+        options = RigOptions(log={"format": "journald", "journal_socket": path})
+        rig = TableRig(Path(name), options).start()
         try:
-            rig.stop_daemon()
-            rig.write_config(log={"format": "journald", "journal_socket": path})
-            seen: list[dict[str, str]] = []
-            reader = threading.Thread(target=_read_until_dealt, args=(sock, seen))
-            reader.start()
-            rig.start_daemon()
-            rig.dealer.deal(2)
             reader.join(GUARD_S)
-            shuffled = next(f for f in seen if f.get("EVENT") == "shoe.shuffled")
-            assert (shuffled["TABLE"], shuffled["PRIORITY"], shuffled["SHOE"]) == (
-                TABLE_ID,
-                "6",
-                "1",
-            )
-            assert shuffled["MESSAGE"] == "event"
-            assert '"decks": 8' in shuffled["DATA"]
+            started = next(f for f in seen if f.get("EVENT") == "controller.started")
+            assert (started["TABLE"], started["PRIORITY"], started["SHOE"]) == (TABLE_ID, "6", "1")
+            assert started["MESSAGE"] == "event"
+            assert '"boot": 1' in started["DATA"]
+            assert "rebuilt" in " ".join(f.get("MESSAGE", "") for f in seen)
         finally:
             rig.close()

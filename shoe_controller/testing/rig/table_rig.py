@@ -210,7 +210,7 @@ class TableRig:
             "server": {"url": self.receiver_url, "key_file": str(self.key_file)},
             "journal": {"path": str(self.records.journal_path)},
             "control": {"socket": str(self.directory / "control.sock"), **options.control},
-            "log": {"format": "json", "level": options.log_level},
+            "log": {"format": "json", "level": options.log_level, **options.log},
         }
         if options.batch_shuffler:
             config["shuffler"] = {
