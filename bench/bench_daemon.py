@@ -120,6 +120,9 @@ class BenchShoe:
         return self.counter, written, wall
 
     def load(self) -> None:
+        # A shoe counts its cards from 1 again after SHOE loaded (PROTOCOL.md): without this
+        # the table saw a counter gap, held for a missed card and queued every card after.
+        self.counter = 0
         self.state = ShoeState.LOADED
         self.send(Shoe(ShoeState.LOADED))
         self.pump_until(lambda: self.link.pending == 0)

@@ -3,9 +3,13 @@
 `shoe-controller monitor --protocol slp|beetek|linecode --port URL ...` (like gpsmon). It runs
 the port with the daemon's `DeviceConnection` (reads, silence watchdog, reconnect with backoff),
 decodes with the same link, adapters and translators as the daemon, and prints one line per
-input (with `--json` one JSON object per line, see docs/drivers.md "Monitor"), then statistics
-on exit (Ctrl-C, SIGTERM, `--count`, `--seconds`).
-It stores nothing, so it ACKs every reference-protocol frame at once. Port URLs are pyserial's
+input (with `--json` one JSON object per line, see docs/drivers.md "Monitor"), then the link's
+counters on exit (Ctrl-C, SIGTERM, `--count`, `--seconds`). Exit status 1 when the port never
+opened or was lost at the end.
+As the host it stores nothing, so it ACKs every reference-protocol frame at once; `--tap`
+listens only (a second port on the line, a spy) and writes nothing at all. `--hex` shows the
+raw bytes with their times beside the decoded frames. A port another program holds is named
+with its holder ("held by shoe-controller, pid N", from /proc/locks). Port URLs are pyserial's
 (`/dev/ttyUSB0`, `socket://host:port`, `rfc2217://...`) or `usb:VID:PID[:SERIAL]` (hex ids).
 """
 
@@ -14,10 +18,12 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,7 +38,7 @@ from drivers.translate.registry import DeckRegistry, RegistryError
 from drivers.translate.scanner import KINDS, ScannerTranslator
 from drivers.translate.shuffler import ShufflerTranslator
 from drivers.transports.base import DEFAULT_BAUDRATE as SLP_BAUD
-from drivers.transports.base import Transport
+from drivers.transports.base import READ_CHUNK, Transport
 from drivers.transports.connection import ConnectionStatus, DeviceConnection
 from drivers.transports.serial import SerialTransport
 from drivers.transports.usb import UsbTransport
@@ -94,6 +100,122 @@ def describe(item: Input) -> str:
     return f"{stamp} {device} {text}".rstrip()
 
 
+Watcher = Callable[[str, bytes, float], None]  # (direction "rx"/"tx", bytes, unix time)
+
+
+class WatchedTransport(Transport):
+    """A transport whose bytes are shown as they pass (`--hex`), and whose writes can be held
+    back entirely (`--tap`: listen only, ACK nothing, never disturb the line)."""
+
+    def __init__(self, inner: Transport, *, watch: Watcher | None, tap: bool) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._watch = watch
+        self.tap = tap
+        self.held_back = 0  # bytes the link would have sent, not written (tap)
+
+    @property
+    def is_open(self) -> bool:
+        return self.inner.is_open
+
+    def open(self) -> None:
+        self.inner.open()
+
+    def read(self, max_bytes: int = READ_CHUNK) -> bytes:
+        data = self.inner.read(max_bytes)
+        if data and self._watch is not None:
+            self._watch("rx", data, time.time())
+        return data
+
+    def write(self, data: bytes) -> None:
+        if self.tap:
+            self.held_back += len(data)
+            return
+        self.inner.write(data)
+        if data and self._watch is not None:
+            self._watch("tx", data, time.time())
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def readable_fd(self) -> int | None:
+        return self.inner.readable_fd()
+
+
+def hex_lines(direction: str, data: bytes, at: float, width: int = 16) -> list[str]:
+    """pyserial spy:// style: time, direction, offset, hex bytes, printable text."""
+    stamp = time.strftime("%H:%M:%S", time.localtime(at)) + f".{int(at * 1e6) % 1_000_000:06d}"
+    lines = []
+    for offset in range(0, len(data), width):
+        chunk = data[offset : offset + width]
+        text = "".join(chr(byte) if 32 <= byte < 127 else "." for byte in chunk)
+        lines.append(
+            f"{stamp} {direction.upper()} {offset:04x}  {chunk.hex(' '):<{width * 3 - 1}}  {text}"
+        )
+    return lines
+
+
+# ------------------------------------------------------------------ who holds a port
+
+
+def lock_holders(locks: Iterable[str], device: tuple[int, int, int]) -> list[int]:
+    """The pids holding a lock on the file `device` = (major, minor, inode) of the file system
+    it lives on, from the lines of /proc/locks (pyserial's exclusive open is a flock)."""
+    major, minor, inode = device
+    wanted = f"{major:02x}:{minor:02x}:{inode}"
+    pids = []
+    for line in locks:
+        fields = line.split()
+        if "->" in fields or len(fields) < 6:  # a waiter, not a holder
+            continue
+        if fields[5] == wanted and fields[4].isdigit():
+            pids.append(int(fields[4]))
+    return pids
+
+
+def program_name(argv: list[str], comm: str) -> str:
+    """How a person knows a process: shoe-controller (any of its ways to run), else its name."""
+    for index, arg in enumerate(argv):
+        base = os.path.basename(arg)
+        if base in ("shoe-controller", "shoectl"):
+            return base
+        if arg == "-m" and index + 1 < len(argv):
+            module = argv[index + 1]
+            if module.startswith("shoe_controller"):
+                return "shoe-controller"
+            if module.startswith("drivers"):
+                return f"shoe-controller ({module})"
+    return comm or "another program"
+
+
+def port_holder(url: str, proc: Path = Path("/proc")) -> str:
+    """`held by shoe-controller, pid 4242 (python -m shoe_controller.cli run ...)`, or what can
+    be said without /proc/locks naming anyone."""
+    try:
+        status = os.stat(url)
+        locks = (proc / "locks").read_text().splitlines()
+    except OSError:
+        return "held by another program"
+    device = (os.major(status.st_dev), os.minor(status.st_dev), status.st_ino)
+    holders = [pid for pid in lock_holders(locks, device) if pid != os.getpid()]
+    if not holders:
+        return (
+            "held by another program (no lock on it in /proc/locks; `fuser -v PORT` shows who"
+            " has it open)"
+        )
+    pid = holders[0]
+    try:
+        argv = (proc / str(pid) / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        comm = (proc / str(pid) / "comm").read_text().strip()
+    except OSError:
+        return f"held by pid {pid}"
+    argv = [arg for arg in argv if arg]
+    command = " ".join(argv)
+    if len(command) > 100:
+        command = command[:97] + "..."
+    return f"held by {program_name(argv, comm)}, pid {pid} ({command})"
+
+
 def open_transport(url: str, baud: int) -> Transport:
     """`usb:VID:PID[:SERIAL]` (hex ids) or any pyserial URL."""
     if url.startswith("usb:"):
@@ -122,8 +244,16 @@ class Monitor:
         emit: Callable[[dict[str, Any], str], None],
         heartbeats: bool = False,
         silence_timeout: float = SILENCE_TIMEOUT,
+        tap: bool = False,
+        watch: Watcher | None = None,
     ) -> None:
         self.protocol_name = protocol
+        self.tap = tap
+        if tap or watch is not None:
+            transport = WatchedTransport(transport, watch=watch, tap=tap)
+        self.opened = False  # the port was open at least once
+        self.connected = False  # ... and is now
+        self._last_status: tuple[str, str | None] | None = None
         self.emit = emit
         self.heartbeats = heartbeats
         self.inputs = 0
@@ -168,6 +298,11 @@ class Monitor:
             return  # the time is up before the port is even opened
         asyncio.run(self._watch(seconds))
 
+    @property
+    def failed(self) -> bool:
+        """The port never opened, or was lost when the monitor stopped (exit status 1)."""
+        return not self.connected
+
     def statistics(self) -> dict[str, Any]:
         connection = self.connection.stats
         out: dict[str, Any] = {
@@ -194,6 +329,9 @@ class Monitor:
             }
         if self.adapter is not None:
             out["adapter"] = self.adapter.stats.as_dict()
+        transport = self.transport
+        if isinstance(transport, WatchedTransport) and transport.tap:
+            out["tap"] = {"held_back_bytes": transport.held_back}
         return out
 
     # -- internals ---------------------------------------------------------------------
@@ -209,7 +347,11 @@ class Monitor:
             async for item in self.connection.messages():
                 if self.link is not None:
                     self._message(item.message)
-                    self.link.ack(item.handle)  # stored nothing, so nothing to wait for
+                    # Stored nothing, so nothing to wait for. Tapping, the ACK goes nowhere
+                    # (the transport holds it back); the link still counts the frame as taken,
+                    # as the real host will, so the device's resends show as duplicates.
+                    self.link.ack(item.handle)
+                    self.connection.send_now()  # at once: the count may end the run now
                 else:
                     assert self.adapter is not None
                     self._show(self.adapter.translate(item, time.time()))
@@ -225,7 +367,9 @@ class Monitor:
     def _on_status(self, status: ConnectionStatus, detail: str | None) -> None:
         if status is ConnectionStatus.STOPPED:
             return
+        self.connected = status is ConnectionStatus.CONNECTED
         if status is ConnectionStatus.CONNECTED:
+            self.opened = True
             self._status("connected", self.transport.name)
             if self.adapter is not None:
                 self._show(self.adapter.connected(time.time()))
@@ -234,6 +378,10 @@ class Monitor:
             # Shown as a lost device, as always; the connected line already named the port.
             detail = detail.removeprefix(f"{self.transport.name}: ")
         self.last_error = detail
+        if status is ConnectionStatus.OPEN_FAILED and detail and _locked(detail):
+            held = f"{self.transport.name} is {port_holder(self.transport.name)}"
+            self._status("open_failed", held, error=detail)
+            return
         self._status("open_failed" if status is ConnectionStatus.OPEN_FAILED else "lost", detail)
 
     def _message(self, message: m.Message) -> None:
@@ -254,16 +402,50 @@ class Monitor:
     def _counted_out(self) -> bool:
         return self._count is not None and self.inputs >= self._count
 
-    def _status(self, status: str, detail: str | None) -> None:
-        self.emit({"type": "link", "status": status, "detail": detail}, f"-- {status}: {detail}")
+    def _status(self, status: str, detail: str | None, *, error: str | None = None) -> None:
+        if (status, detail) == self._last_status and status == "open_failed":
+            return  # the same failure at every retry: said once
+        self._last_status = (status, detail)
+        record: dict[str, Any] = {"type": "link", "status": status, "detail": detail}
+        if error is not None:
+            record["error"] = error
+        self.emit(record, f"-- {status}: {detail}")
+
+
+def _locked(detail: str) -> bool:
+    """pyserial's words for a port another program holds (its exclusive open is a flock)."""
+    return "exclusively lock" in detail or "Resource temporarily unavailable" in detail
 
 
 def _printer(as_json: bool, out: TextIO) -> Callable[[dict[str, Any], str], None]:
+    lock = threading.Lock()  # `--hex` bytes may come from the reading thread
+
     def emit(record: dict[str, Any], text: str) -> None:
-        out.write((json.dumps(record, ensure_ascii=False) if as_json else text) + "\n")
-        out.flush()
+        with lock:
+            out.write((json.dumps(record, ensure_ascii=False) if as_json else text) + "\n")
+            out.flush()
 
     return emit
+
+
+def _hex_watcher(emit: Callable[[dict[str, Any], str], None]) -> Watcher:
+    def watch(direction: str, data: bytes, at: float) -> None:
+        record = {"type": "bytes", "direction": direction, "at": at, "hex": data.hex()}
+        emit(record, "\n".join(hex_lines(direction, data, at)))
+
+    return watch
+
+
+def statistics_text(stats: dict[str, Any]) -> str:
+    """The counters for a person: one line per part, `name value` pairs."""
+    lines = [f"statistics: {stats['protocol']} on {stats['port']}"]
+    by_type = ", ".join(f"{name} {count}" for name, count in stats["by_type"].items())
+    lines.append(f"  {'inputs':<11}{stats['inputs']}" + (f" ({by_type})" if by_type else ""))
+    for part in ("connection", "link", "adapter", "translator", "tap"):
+        if part in stats:
+            pairs = ", ".join(f"{name} {value}" for name, value in stats[part].items())
+            lines.append(f"  {part:<11}{pairs}")
+    return "\n".join(lines)
 
 
 @click.command("monitor")
@@ -279,6 +461,8 @@ def _printer(as_json: bool, out: TextIO) -> Callable[[dict[str, Any], str], None
 @click.option("--device", help="device name in the inputs (default scanner or shuffler)")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per line")
 @click.option("--heartbeats", is_flag=True, help="also print SLP heartbeats")
+@click.option("--tap", is_flag=True, help="listen only: write nothing, ACK nothing (a spy port)")
+@click.option("--hex", "show_hex", is_flag=True, help="also the raw bytes, with their times")
 @click.option("--count", type=click.IntRange(min=1), help="exit after COUNT inputs")
 @click.option("--seconds", type=click.FloatRange(min=0), help="exit after SECONDS")
 def monitor_command(
@@ -291,6 +475,8 @@ def monitor_command(
     device: str | None,
     as_json: bool,
     heartbeats: bool,
+    tap: bool,
+    show_hex: bool,
     count: int | None,
     seconds: float | None,
 ) -> None:
@@ -311,15 +497,16 @@ def monitor_command(
         device=device,
         emit=emit,
         heartbeats=heartbeats,
+        tap=tap,
+        watch=_hex_watcher(emit) if show_hex else None,
     )
     try:
         monitor.run(count=count, seconds=seconds)
     finally:
         stats = monitor.statistics()
-        if as_json:
-            emit(stats, "")
-        else:
-            emit({}, "statistics:\n" + json.dumps(stats, indent=2))
+        emit(stats, statistics_text(stats))
+    if monitor.failed:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

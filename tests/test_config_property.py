@@ -40,6 +40,7 @@ MAY_BE_EMPTY = {
     ("server", "ca_file"),
     ("server", "client_cert"),
     ("server", "client_key"),
+    ("scoreboard", "listen"),  # empty: no page
 }
 # The text keys that name something on disk, by what they name; every other text key is
 # a name or a choice. A new text key must be listed in one of the two (test below).
@@ -65,6 +66,8 @@ NAME_KEYS = {
     ("control", "supervisor_group"),
     ("control", "viewer_group"),
     ("log", "journal_socket"),  # journald's, absent off systemd: records fall back to stderr
+    ("scoreboard", "listen"),
+    ("surveillance", "group"),
 }
 CHOICES = {("table", "burn"), ("table", "cut_card"), ("table", "mode")}  # str, one of a few
 

@@ -556,10 +556,10 @@ def test_an_empty_sqlite_file_becomes_a_journal(tmp_path: Path) -> None:
 def test_a_journal_of_another_schema_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     Journal.open(path, CONTROLLER).close()
-    tampered(path, "UPDATE journal SET schema_version = 2")
-    with pytest.raises(JournalMismatch, match="has schema 2, this code knows 1"):
+    tampered(path, "UPDATE journal SET schema_version = 3")  # a later release's
+    with pytest.raises(JournalMismatch, match="has schema 3, this code knows 2"):
         Journal.open(path, CONTROLLER)
-    with pytest.raises(JournalMismatch, match="has schema 2"):
+    with pytest.raises(JournalMismatch, match="has schema 3"):
         Journal.open(path, None, read_only=True)
 
 
@@ -622,10 +622,24 @@ def test_a_journal_stored_by_schema_1_opens_and_reads_as_written(
             journal.rounds(1),
         ) == expected
         assert journal.replay_start() == 7  # shoe 2, the open one
+        # Migrated to schema 2 at this open: every held record linked, in stored order.
+        assert journal.chain_state() == {
+            "anchor": "0" * 64,
+            "head": journal.verify_chain().head,
+            "chained_from": 9,
+            "migrated_at": clock.now,
+        }
+        assert (journal.chain_report.intact, journal.chain_report.records) == (True, 16)
         stored = journal.record({"type": "card"}, [event("card.dealt", 2, 1)], 2)
         assert [e.seq for e in stored] == [expected[4][0] + 1]  # numbering goes on
+        assert (journal.verify_chain().intact, journal.chain_report.records) == (True, 18)
     with Journal.open(old, None, read_only=True) as reader:
         assert reader.controller_id == CONTROLLER
+        assert reader.verify_chain().intact
+    raw = sqlite3.connect(old)
+    assert raw.execute("SELECT schema_version FROM journal").fetchone() == (2,)
+    assert raw.execute("SELECT count(*) FROM events WHERE chain IS NULL").fetchone() == (0,)
+    raw.close()
 
 
 # ---- what the journal refuses, and how it says so ------------------------------------------
@@ -845,3 +859,56 @@ def test_a_command_stored_without_events_is_found_with_none(journal: Journal) ->
     journal.record(_command("quiet"), [], 1)
     deal(journal, 1, 1)
     assert journal.command_outcome("quiet") == []
+
+
+# ---- the hash chain's reads (docs/journal.md "The hash chain"; tests/test_journal_chain.py) ----
+
+
+def test_what_is_recorded_is_chained_and_the_chain_is_read_back(journal: Journal) -> None:
+    assert journal.chain_status() is None  # not walked yet
+    journal.record({"type": "started"}, [event("controller.started", None, None)], None)  # 1
+    deal(journal, 1, 1, cards=2)  # inputs 2-3, seqs 2-3
+    journal.record({"type": "quiet"}, [], 1)  # input 4: no event
+    journal.record_many(
+        [({"type": "gap"}, [event("x", 1, 2), event("y", 1, 2)], 1), ({"type": "c"}, [], 1)]
+    )  # inputs 5-6, seqs 4-5
+    report = journal.verify_chain()
+    assert (report.intact, report.records, report.anchor) == (True, 11, "0" * 64)
+    assert journal.chain_status() == report.to_json()
+    state = journal.chain_state()
+    assert (state["head"], state["chained_from"], state["migrated_at"]) == (report.head, 1, None)
+    raw = sqlite3.connect(journal.path)
+    links = dict(raw.execute("SELECT 'i' || input_no, chain FROM inputs").fetchall())
+    links |= dict(raw.execute("SELECT 'e' || seq, chain FROM events").fetchall())
+    raw.close()
+    assert len(set(links.values())) == 11  # one link a record, all different
+    previous, inputs, events = journal.chain_rows(2, 3)
+    assert previous == links["e1"]  # the last event of the input before
+    assert [row[0] for row in inputs] == [2, 3]
+    assert [(row[0], row[-1]) for row in events] == [(2, links["e2"]), (3, links["e3"])]
+    assert journal.chain_rows(5, 6)[0] == links["i4"]  # an input without events before
+    assert journal.chain_rows(6, 6)[0] == links["e5"]  # input 5's last event: seqs 4-5
+    assert journal.chain_rows(1, 1)[0] == "0" * 64  # the first record held: the anchor
+    assert journal.chain_rows(4, 4)[2] == []  # no event to read
+    assert journal.round_last_input(1, 2) == 5
+    assert journal.round_last_input(1, 9) is None
+    assert journal.first_input_since(0) == 1
+    assert journal.first_input_since(1_800_000_000.5) is None  # FakeClock: all at 1.8e9
+    assert journal.first_input_since(1_800_000_000.0) == 1
+
+
+def test_a_changed_record_is_found_by_the_walk(journal: Journal, tmp_path: Path) -> None:
+    deal(journal, 1, 1, cards=3)
+    tampered(tmp_path / "journal.db", "DELETE FROM events WHERE seq = 3")
+    assert journal.chain_rows(4, 4)[0] == ""  # what input 4 follows is gone: nothing
+    assert journal.verify_chain().first_bad == "event seq 3 (input 3)"
+    deal(journal, 1, 2, cards=1)
+    tampered(tmp_path / "journal.db", "UPDATE events SET round = 2 WHERE seq = 2")
+    report = journal.verify_chain()
+    assert (report.intact, report.first_bad, report.records) == (
+        False, "event seq 2 (input 2)", 4
+    )  # fmt: skip
+    assert report.problem == (
+        "event seq 2 (input 2) does not follow input 2: it was changed, or moved"
+    )
+    assert journal.chain_report is report

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,9 +47,11 @@ def monitor(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @contextmanager
-def monitor_process(*args: str) -> Iterator[subprocess.Popen[str]]:
-    """The monitor running in the background, its stdout a pipe; killed if a test fails."""
-    process = subprocess.Popen([*MONITOR, *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+def monitor_process(*args: str, cli: bool = False) -> Iterator[subprocess.Popen[str]]:
+    """The monitor running in the background, its stdout a pipe; killed if a test fails.
+    `cli`: started as `shoe-controller monitor` is (python -m shoe_controller.cli monitor)."""
+    command = (sys.executable, "-m", "shoe_controller.cli", "monitor") if cli else MONITOR
+    process = subprocess.Popen([*command, *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     guard = threading.Timer(GUARD, process.kill)  # only so a broken run cannot hang
     guard.start()
     try:
@@ -135,10 +138,13 @@ def test_linecode_shoe_text_lines() -> None:
     assert [line.split(" card ")[1].split()[0] for line in card_lines] == [
         str(card) for card in expected
     ]
-    assert "statistics:" in result.stdout
-    stats = json.loads(result.stdout.split("statistics:", 1)[1])
-    assert stats["adapter"]["cards"] == 52
-    assert stats["adapter"]["garbled"] == 0
+    statistics = result.stdout.split("statistics: ", 1)[1].splitlines()
+    assert statistics[0] == f"linecode on {running.path}"
+    assert statistics[1] == "  inputs     53 (card 52, device_connected 1)"
+    [adapter] = [line for line in statistics if line.startswith("  adapter    ")]
+    assert ", cards 52, " in adapter
+    assert ", garbled 0, " in adapter
+    assert "{" not in result.stdout  # counters for a person, not a dict
 
 
 def test_reference_protocol_rfid_shoe_with_the_registry(tmp_path: Path) -> None:
@@ -202,12 +208,13 @@ def test_a_missing_port_is_retried_until_the_time_is_up(tmp_path: Path) -> None:
         "--protocol", "beetek", "--port", str(tmp_path / "no-such-tty"), "--json",
         "--seconds", "0.8",
     )  # fmt: skip
-    assert result.returncode == 0
+    assert result.returncode == 1  # the port never opened
     lines = json_lines(result.stdout)
     assert lines[0]["status"] == "open_failed"
     assert "no-such-tty" in lines[0]["detail"]
     assert lines[-1]["connection"]["open_failures"] >= 1
     assert lines[-1]["connection"]["opens"] == 0
+    assert [line["status"] for line in lines[:-1]] == ["open_failed"]  # said once, not per retry
 
 
 def test_no_time_to_watch_prints_only_the_statistics(tmp_path: Path) -> None:
@@ -215,7 +222,7 @@ def test_no_time_to_watch_prints_only_the_statistics(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         monitor_command, ["--protocol", "linecode", "--port", port, "--json", "--seconds", "0"]
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # never opened
     [stats] = json_lines(result.output)
     assert stats["type"] == "stats"
     assert stats["connection"]["opens"] == stats["connection"]["open_failures"] == 0
@@ -348,3 +355,158 @@ def test_unplug_and_replug_mid_shoe_loses_and_repeats_nothing(tmp_path: Path) ->
     stats = json.loads(rest.splitlines()[-1])
     assert stats["connection"]["opens"] >= 2
     assert stats["connection"]["losses"] >= 1
+
+
+# ---- issue 18: a held port named, exit status, --tap, --hex ------------------------------
+
+
+def test_a_port_held_by_another_monitor_names_it_and_exits_1() -> None:
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    try:
+        with monitor_process("--protocol", "linecode", "--port", path, cli=True) as holder:
+            assert holder.stdout is not None
+            assert holder.stdout.readline() == f"-- connected: {path}\n"
+            second = monitor("--protocol", "linecode", "--port", path, "--seconds", "0.6")
+            third = monitor("--protocol", "linecode", "--port", path, "--json", "--seconds", "0.3")
+            holder.send_signal(signal.SIGTERM)
+            holder.communicate(timeout=GUARD)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert second.returncode == 1
+    first_line = second.stdout.splitlines()[0]
+    assert first_line.startswith(
+        f"-- open_failed: {path} is held by shoe-controller, pid {holder.pid} ("
+    )
+    assert "-m shoe_controller.cli monitor --protocol linecode" in first_line
+    assert second.stdout.count("open_failed") == 1  # not repeated at every retry
+    [link] = [r for r in json_lines(third.stdout) if r["type"] == "link"]
+    assert link["detail"].startswith(f"{path} is held by shoe-controller, pid {holder.pid}")
+    assert "Could not exclusively lock port" in link["error"]
+
+
+def test_a_port_that_dies_is_exit_1_and_one_that_stays_is_0() -> None:
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    os.close(slave)
+    with monitor_process("--protocol", "linecode", "--port", path, "--json") as process:
+        assert process.stdout is not None
+        assert json.loads(process.stdout.readline())["status"] == "connected"
+        os.write(master, b"A01\r\n")
+        seen = [json.loads(process.stdout.readline()) for _ in range(2)]
+        os.close(master)  # the cable pulled: the pty is gone
+        lost = json.loads(process.stdout.readline())
+        process.send_signal(signal.SIGTERM)
+        rest, _ = process.communicate(timeout=GUARD)
+    assert [r["type"] for r in seen] == ["device_connected", "card"]
+    assert lost["status"] == "lost"
+    assert process.returncode == 1
+    assert json_lines(rest)[-1]["connection"]["losses"] >= 1
+
+
+def slp_frames() -> list[bytes]:
+    return [
+        encode_frame(seq, *encode_message(message))
+        for seq, message in enumerate(
+            [
+                m.Hello(m.DeviceKind.OPTICAL_SHOE, 7, "sim", "pty", "SN", "1"),
+                m.Card(1, rank=12, suit=1),
+            ],
+            start=1,
+        )
+    ]
+
+
+def read_all(fd: int, quiet_s: float) -> bytes:
+    """What the other end wrote, until it has been quiet for `quiet_s`."""
+    import select  # noqa: PLC0415 - only here
+
+    data = b""
+    while select.select([fd], [], [], quiet_s)[0]:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize("tap", [True, False])
+def test_tap_listens_only_and_hex_shows_the_bytes(tap: bool) -> None:
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    tty_raw(slave)
+    frames = slp_frames()
+    args = ["--protocol", "slp", "--port", path, "--kind", "optical", "--json", "--hex"]
+    with monitor_process(*args, *(["--tap"] if tap else []), "--count", "2") as process:
+        assert process.stdout is not None
+        assert json.loads(process.stdout.readline())["status"] == "connected"
+        for frame in frames:
+            os.write(master, frame)
+        out, _ = process.communicate(timeout=GUARD)
+        answered = read_all(master, 0.3)
+    os.close(master)
+    os.close(slave)
+    records = json_lines(out)
+    assert process.returncode == 0
+    rx = bytes.fromhex("".join(r["hex"] for r in records if r.get("direction") == "rx"))
+    assert rx == b"".join(frames)
+    assert all(isinstance(r["at"], float) for r in records if r["type"] == "bytes")
+    cards = [r for r in records if r["type"] == "card"]
+    assert [c["card"] for c in cards] == ["QH"]
+    stats = records[-1]
+    if tap:
+        assert answered == b""  # no ACK, nothing at all written
+        assert not [r for r in records if r.get("direction") == "tx"]
+        assert stats["tap"]["held_back_bytes"] == 2 * len(
+            encode_frame(0, m.MessageType.ACK, b"\x01")
+        )
+    else:
+        acks = [encode_frame(0, m.MessageType.ACK, bytes([seq])) for seq in (1, 2)]
+        assert answered == b"".join(acks)
+        tx = bytes.fromhex("".join(r["hex"] for r in records if r.get("direction") == "tx"))
+        assert tx == answered
+        assert "tap" not in stats
+
+
+def tty_raw(fd: int) -> None:
+    import tty  # noqa: PLC0415 - only here
+
+    tty.setraw(fd)
+
+
+def test_hex_lines_look_like_pyserials_spy() -> None:
+    from drivers.monitor import hex_lines  # noqa: PLC0415 - the function under test
+
+    at = 1_800_000_000.25
+    stamp = time.strftime("%H:%M:%S", time.localtime(at)) + ".250000"
+    lines = hex_lines("rx", bytes(range(60, 80)), at)
+    assert lines == [
+        f"{stamp} RX 0000  3c 3d 3e 3f 40 41 42 43 44 45 46 47 48 49 4a 4b  <=>?@ABCDEFGHIJK",
+        f"{stamp} RX 0010  4c 4d 4e 4f{' ' * 36}  LMNO",
+    ]
+    assert hex_lines("tx", b"\x00\x7f", at) == [f"{stamp} TX 0000  00 7f{' ' * 42}  .."]
+
+
+def test_lock_holders_are_read_from_proc_locks() -> None:
+    from drivers.monitor import lock_holders, program_name  # noqa: PLC0415 - under test
+
+    locks = [
+        "1: FLOCK  ADVISORY  WRITE 4242 00:1a:5 0 EOF",
+        "1: -> FLOCK  ADVISORY  WRITE 77 00:1a:5 0 EOF",  # waiting, not holding
+        "2: POSIX  ADVISORY  WRITE 99 00:1a:6 0 EOF",
+        "3: FLOCK  ADVISORY  WRITE 4243 fd:01:5 0 EOF",
+    ]
+    assert lock_holders(locks, (0, 0x1A, 5)) == [4242]
+    assert lock_holders(locks, (0xFD, 1, 5)) == [4243]
+    assert lock_holders(locks, (0, 0x1A, 7)) == []
+    assert program_name(["/usr/bin/python3", "-m", "shoe_controller.cli", "run"], "python3") == (
+        "shoe-controller"
+    )
+    assert program_name(["/opt/shoe-controller/bin/shoe-controller", "run"], "shoe-controlle") == (
+        "shoe-controller"
+    )
+    assert program_name(["minicom", "-D", "/dev/ttyUSB0"], "minicom") == "minicom"

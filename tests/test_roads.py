@@ -1,4 +1,6 @@
-"""Bead plate and big road against hand-worked boards, and their invariants for any shoe."""
+"""The roads against hand-worked boards (ROADS.md's worked example among them), and the bead
+plate's and big road's invariants for any shoe; tests/test_roads_property.py checks the
+derived roads against a second implementation."""
 
 from __future__ import annotations
 
@@ -11,10 +13,17 @@ from hypothesis import strategies as st
 from shoe_controller.game.roads import (
     RoadError,
     RoundResult,
+    ask_road,
     bead_plate,
+    big_eye_boy,
     big_road,
+    cockroach_pig,
+    column_lengths,
+    derived_entry,
+    derived_road,
     results_from,
     roads_json,
+    small_road,
     summary,
 )
 
@@ -156,6 +165,10 @@ def test_results_from_entries_and_clear_errors() -> None:
 
 def test_roads_json_counts() -> None:
     data = roads_json(shoe("bB P T pP B"))
+    assert list(data) == [
+        "rows", "summary", "bead_plate", "big_road", "big_eye_boy", "small_road",
+        "cockroach_pig", "ask",
+    ]  # fmt: skip
     assert data["summary"] == {
         "rounds": 5,
         "banker": 2,
@@ -274,3 +287,144 @@ def test_big_road_cells_carry_their_round_and_flags() -> None:
         "column": 0, "row": 1, "round": 2, "winner": "tie", "player_pair": False,
         "banker_pair": False, "natural": None,
     }  # fmt: skip
+
+
+# ---------------------------------------------------------------------- derived roads
+
+ROADS_MD_EXAMPLE = "P B B T B P P P P B P B B B P P T"
+COLOUR = {"R": "red", "B": "blue"}
+
+
+def colours(text: str) -> list[str]:
+    """ROADS.md's notation: 'B R B' -> blue, red, blue."""
+    return [COLOUR[letter] for letter in text.split()]
+
+
+def test_roads_md_worked_example() -> None:
+    results = shoe(ROADS_MD_EXAMPLE)
+    # Big-road columns P1, B3 (the tie on the second B), P4, B1, P1, B3, P2.
+    assert column_lengths(results) == [1, 3, 4, 1, 1, 3, 2]
+    cells = big_road(results)
+    assert [(c.winner[0].upper(), c.streak, c.ties) for c in cells if c.ties] == [
+        ("B", 2, 1),
+        ("P", 2, 1),
+    ]
+    assert list(big_eye_boy(results).sequence) == colours("B R B R R B B B R B R B R")
+    assert list(small_road(results).sequence) == colours("B R R B B B B R B B")
+    assert list(cockroach_pig(results).sequence) == colours("R B R R B B")
+
+
+def test_roads_md_example_ask_road() -> None:
+    # After P2 in column 7: a Player win goes down to row 3 (the columns 1, 2 and 3 back
+    # have a row 3, or end above row 2: red); a Banker win starts column 8, whose two
+    # columns compared (7 with 6, 5, 4: 2 against 3, 1, 1) differ: blue.
+    assert ask_road(shoe(ROADS_MD_EXAMPLE)) == {
+        "banker": {"big_eye_boy": "blue", "small_road": "blue", "cockroach_pig": "blue"},
+        "player": {"big_eye_boy": "red", "small_road": "red", "cockroach_pig": "red"},
+    }
+
+
+def test_roads_md_example_derived_roads_as_drawn() -> None:
+    drawn = big_eye_boy(shoe(ROADS_MD_EXAMPLE))
+    # B R B R R B B B R B R B R: a column per change of colour.
+    assert [(c.column, c.row, c.colour[0].upper()) for c in drawn.cells] == [
+        (0, 0, "B"), (1, 0, "R"), (2, 0, "B"), (3, 0, "R"), (3, 1, "R"), (4, 0, "B"),
+        (4, 1, "B"), (4, 2, "B"), (5, 0, "R"), (6, 0, "B"), (7, 0, "R"), (8, 0, "B"),
+        (9, 0, "R"),
+    ]  # fmt: skip
+
+
+def test_a_derived_road_starts_at_row_two_of_column_k_plus_one() -> None:
+    # B P P: column 2 has a row 2, so the big eye boy starts there (column 1 ends exactly
+    # at row 1: blue); the small road needs column 3.
+    assert list(big_eye_boy(shoe("B P P")).sequence) == ["blue"]
+    assert list(small_road(shoe("B P P")).sequence) == []
+    # B P B: column 2 stays one long, so the road starts at row 1 of column 3 (columns 2
+    # and 1 both one long: red).
+    assert list(big_eye_boy(shoe("B P B")).sequence) == ["red"]
+    assert list(small_road(shoe("B P B P")).sequence) == ["red"]
+    assert list(cockroach_pig(shoe("B P B P")).sequence) == []
+    assert list(cockroach_pig(shoe("B P B P B")).sequence) == ["red"]
+
+
+def test_a_long_streak_gives_a_straight_drop_and_a_derived_dragon_tail() -> None:
+    # B, then ten Players: row 2 of column 2 meets column 1's end (blue), rows 3-10 are a
+    # straight drop (red). Eight reds run down six rows and turn right along row 6.
+    road = big_eye_boy(shoe("B" + " P" * 10))
+    assert list(road.sequence) == ["blue"] + ["red"] * 8
+    assert [(c.column, c.row) for c in road.cells] == [
+        (0, 0), (1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (2, 5), (3, 5),
+    ]  # fmt: skip
+    # The big road itself turned too; the derived roads read the logical column (10 long).
+    assert column_lengths(shoe("B" + " P" * 10)) == [1, 10]
+    assert max(cell.row for cell in big_road(shoe("B" + " P" * 10))) == 5
+
+
+def test_a_dragon_tail_in_the_big_road_is_read_at_its_full_length() -> None:
+    # Column 2 is eight Bankers (drawn as six down and two along row 6). A Player starts
+    # column 3: the big eye boy compares columns 2 and 1 (8 against 1): blue. Drawn or not,
+    # a column as long as eight compares like one.
+    results = shoe("P" + " B" * 8 + " P P")
+    assert column_lengths(results) == [1, 8, 2]
+    assert list(big_eye_boy(results).sequence) == ["blue"] + ["red"] * 6 + ["blue", "red"]
+
+
+def test_ties_at_the_start_and_ties_between_add_nothing_to_derived_roads() -> None:
+    with_ties = shoe("T T B T P T P B T")
+    without = shoe("B P P B")
+    for name in ("big_eye_boy", "small_road", "cockroach_pig"):
+        assert roads_json(with_ties)[name] == roads_json(without)[name], name
+    assert ask_road(with_ties) == ask_road(without)
+    # T T B P: the road is not started; one more Player would start it at row 2 of
+    # column 2 (column 1 ends at row 1: blue), a Banker at row 1 of column 3 (red).
+    assert ask_road(shoe("T T B P")) == {
+        "banker": {"big_eye_boy": "red", "small_road": None, "cockroach_pig": None},
+        "player": {"big_eye_boy": "blue", "small_road": None, "cockroach_pig": None},
+    }
+
+
+def test_a_shoe_of_only_ties_has_no_derived_road_and_nothing_to_ask() -> None:
+    data = roads_json(shoe("T T T"))
+    for name in ("big_eye_boy", "small_road", "cockroach_pig"):
+        assert data[name] == {"sequence": [], "cells": []}
+    nothing = {"big_eye_boy": None, "small_road": None, "cockroach_pig": None}
+    assert data["ask"] == {"banker": nothing, "player": nothing}
+    assert roads_json([])["ask"] == {"banker": nothing, "player": nothing}
+
+
+def test_derived_roads_json_have_the_sequence_beside_the_cells() -> None:
+    data = roads_json(shoe("B P P B"))
+    assert data["big_eye_boy"] == {
+        "sequence": ["blue", "blue"],
+        "cells": [
+            {"column": 0, "row": 0, "colour": "blue"},
+            {"column": 0, "row": 1, "colour": "blue"},
+        ],
+    }
+    assert data["small_road"] == {"sequence": [], "cells": []}
+    one_row = derived_road(shoe("B P P B"), 1, rows=1).to_json()["cells"]
+    assert [(cell["column"], cell["row"]) for cell in one_row] == [(0, 0), (1, 0)]
+
+
+def test_derived_entry_needs_a_column_to_look_back_to() -> None:
+    assert derived_entry([], 1) is None
+    assert derived_entry([3], 1) is None
+    with pytest.raises(RoadError, match="at least one column back"):
+        derived_entry([1, 1], 0)
+
+
+def test_a_long_shoe_keeps_every_road_consistent_with_its_counts() -> None:
+    # 80 rounds with dragon tails on both sides and ties everywhere.
+    text = " ".join(["B"] * 9 + ["T", "P"] * 6 + ["P"] * 7 + ["B", "T", "P"] * 12 + ["B"] * 16)
+    results = shoe(text)
+    data = roads_json(results)
+    assert data["summary"]["rounds"] == len(results) == 80
+    wins = sum(result.winner != "tie" for result in results)
+    assert len(data["big_road"]) == wins
+    lengths = column_lengths(results)
+    for name, k in (("big_eye_boy", 1), ("small_road", 2), ("cockroach_pig", 3)):
+        # Every win from the road's start on adds one entry.
+        start = sum(lengths[:k]) + 1 if lengths[k] >= 2 else sum(lengths[: k + 1])
+        assert len(data[name]["sequence"]) == wins - start, name
+        assert len(data[name]["cells"]) == len(data[name]["sequence"])
+    assert max(cell["column"] for cell in data["big_road"]) > len(lengths)  # tails turned

@@ -454,9 +454,9 @@ def test_actions_are_accepted_or_refused_with_the_tables_reason(live: LiveTable)
     assert usage.returncode == 2
     assert "Missing option '--reason'" in usage.stderr
     bad_card = live.shoectl("confirm", "--by", "s", "--reason", "x", "--card", "ZZ")
-    assert bad_card.returncode == 1  # the table refuses it, naming the fault
+    assert bad_card.returncode == 2  # a usage error, checked before it is sent (issue 18)
     assert "not a card: 'ZZ'" in bad_card.stderr
-    assert live.call(live.journal.last_seq) == last_seq + 1  # only the refusal's alert
+    assert live.call(live.journal.last_seq) == last_seq  # nothing journaled
 
     void = live.shoectl("void", "--by", "sup7", "--reason", "misdeal")
     assert void.returncode == 0

@@ -67,6 +67,24 @@ def _replay() -> click.Command:
     return replay_command
 
 
+def _export() -> click.Command:
+    from shoe_controller.cli.export import export_command  # noqa: PLC0415 - loaded when called
+
+    return export_command
+
+
+def _verify() -> click.Command:
+    from shoe_controller.cli.verify import verify_command  # noqa: PLC0415 - loaded when called
+
+    return verify_command
+
+
+def _surveillance() -> click.Command:
+    from shoe_controller.cli.surveillance import surveillance_command  # noqa: PLC0415 - loaded when called
+
+    return surveillance_command
+
+
 SUBCOMMANDS: Mapping[str, Subcommand] = MappingProxyType(
     {
         "run": Subcommand(
@@ -87,6 +105,19 @@ SUBCOMMANDS: Mapping[str, Subcommand] = MappingProxyType(
         "replay": Subcommand(
             "Replay INPUTS (JSON lines, one input each) and print the events as JSON lines.",
             _replay,
+        ),
+        "surveillance": Subcommand(
+            "Follow the table and report the exact edge of every bet on the cards left, each"
+            " round.",
+            _surveillance,
+        ),
+        "export": Subcommand(
+            "Write a shoe, a round or everything since a time as JSON lines with the hash chain.",
+            _export,
+        ),
+        "verify": Subcommand(
+            "Check an export's hash chain and replay it, or check a journal's whole chain.",
+            _verify,
         ),
     }
 )

@@ -1,8 +1,9 @@
-"""The display board's roads computed from a shoe's round results: bead plate and big road.
+"""The display board's roads computed from a shoe's round results: bead plate, big road, the
+three derived roads (big eye boy, small road, cockroach pig) and the ask road (ROADS.md).
 
-Pure functions: a list of results in, plain data out (no terminal, no colour: `shoectl`
-draws them). The results are the shoe's real rounds in order (trial rounds excluded, R2.3),
-as `table.view()["road"]` and the journal's `round.result` events give them.
+Pure functions: a list of results in, plain data out (no terminal, no colour: `shoectl` and
+the scoreboard page draw them). The results are the shoe's real rounds in order (trial rounds
+excluded, R2.3), as `table.view()["road"]` and the journal's `round.result` events give them.
 
 Bead plate: every round, ties included, one cell each; six rows, the columns filled top to
 bottom, left to right.
@@ -12,17 +13,28 @@ Big road: ties get no cell of their own; they are counted on the cell of the rou
 has no winner until that win comes). A column holds consecutive wins of one side; a new
 winner starts the next column. A column that cannot go down (row 6 reached, or the cell
 below taken by an earlier tail) turns right and runs along its row: the dragon tail.
+
+Derived roads (ROADS.md "Derived roads"): each looks k columns back in the big road's
+*logical* columns (their full length, however they are drawn; ties ignored): k = 1 big eye
+boy, 2 small road, 3 cockroach pig. Their red and blue mean "regular" and "irregular", not
+Banker and Player. A derived road is drawn like the big road (same colour down, a change of
+colour starts a column, six rows, dragon tails): its cells are laid out by `big_road` itself.
+The ask road is the entry each derived road would add if the next round were a Banker win,
+or a Player win.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 ROWS = 6
 WINNERS = ("banker", "player", "tie")
 NATURALS = (None, "player", "banker", "both")
+RED, BLUE = "red", "blue"
+# The derived roads and how many columns each looks back (ROADS.md), in the board's order.
+DERIVED_ROADS = (("big_eye_boy", 1), ("small_road", 2), ("cockroach_pig", 3))
 
 
 class RoadError(ValueError):
@@ -181,6 +193,129 @@ def big_road(results: Iterable[RoundResult], rows: int = ROWS) -> list[BigRoadCe
     return cells
 
 
+@dataclass(frozen=True, slots=True)
+class DerivedCell:
+    """One cell of a derived road as drawn (`colour` "red" or "blue")."""
+
+    column: int
+    row: int
+    colour: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"column": self.column, "row": self.row, "colour": self.colour}
+
+
+@dataclass(frozen=True, slots=True)
+class DerivedRoad:
+    """A derived road: its colours in order, and its cells as drawn (dragon tails turned)."""
+
+    sequence: tuple[str, ...]
+    cells: tuple[DerivedCell, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sequence": list(self.sequence),
+            "cells": [cell.to_json() for cell in self.cells],
+        }
+
+
+def column_lengths(results: Iterable[RoundResult]) -> list[int]:
+    """The big road's logical columns, their full lengths in order (ties ignored)."""
+    lengths: list[int] = []
+    previous: str | None = None
+    for result in results:
+        if result.winner == "tie":
+            continue
+        if result.winner == previous:
+            lengths[-1] += 1
+        else:
+            lengths.append(1)
+            previous = result.winner
+    return lengths
+
+
+def derived_entry(lengths: Sequence[int], k: int) -> str | None:
+    """What the road looking `k` columns back adds for the big road's newest entry, the last
+    of the last column in `lengths` (ROADS.md); None before the road starts."""
+    if k < 1:
+        raise RoadError(f"a derived road looks at least one column back, got {k}")
+    column, row = len(lengths), lengths[-1] if lengths else 0  # 1-based, as ROADS.md counts
+    # The road starts at row 2 of column k+1, or at row 1 of column k+2 when that stays empty.
+    if column < k + 1 or (column == k + 1 and row < 2):
+        return None
+    if row == 1:  # a new column: were the two columns before it, k apart, of equal length?
+        return RED if lengths[column - 2] == lengths[column - 2 - k] else BLUE
+    beside = lengths[column - k - 1]  # column c-k, as long as it is
+    if beside >= row:
+        return RED  # it has an entry at row r
+    if beside == row - 1:
+        return BLUE  # it ends exactly at row r-1
+    return RED  # it ends above r-1: a straight drop
+
+
+def derived_sequence(results: Iterable[RoundResult], k: int) -> list[str]:
+    """The colours the road looking `k` columns back gets, one per big-road entry from its
+    start on."""
+    lengths: list[int] = []
+    previous: str | None = None
+    sequence: list[str] = []
+    for result in results:
+        if result.winner == "tie":
+            continue
+        if result.winner == previous:
+            lengths[-1] += 1
+        else:
+            lengths.append(1)
+            previous = result.winner
+        entry = derived_entry(lengths, k)
+        if entry is not None:
+            sequence.append(entry)
+    return sequence
+
+
+def derived_road(results: Iterable[RoundResult], k: int, rows: int = ROWS) -> DerivedRoad:
+    """The road looking `k` columns back, as drawn: laid out by the big road's own rules
+    (red stands in for one side, blue for the other)."""
+    sequence = derived_sequence(results, k)
+    side = {RED: "banker", BLUE: "player"}
+    colour = {"banker": RED, "player": BLUE}
+    laid = big_road([RoundResult(side[entry]) for entry in sequence], rows)
+    cells = tuple(DerivedCell(cell.column, cell.row, colour[str(cell.winner)]) for cell in laid)
+    return DerivedRoad(tuple(sequence), cells)
+
+
+def big_eye_boy(results: Iterable[RoundResult], rows: int = ROWS) -> DerivedRoad:
+    return derived_road(results, 1, rows)
+
+
+def small_road(results: Iterable[RoundResult], rows: int = ROWS) -> DerivedRoad:
+    return derived_road(results, 2, rows)
+
+
+def cockroach_pig(results: Iterable[RoundResult], rows: int = ROWS) -> DerivedRoad:
+    return derived_road(results, 3, rows)
+
+
+def ask_road(results: Sequence[RoundResult]) -> dict[str, dict[str, str | None]]:
+    """For a next round won by Banker, and by Player: what each derived road would add
+    ("red", "blue", or None where that road would add nothing)."""
+    lengths = column_lengths(results)
+    last_winner = _last_winner(results) if lengths else None
+    ask: dict[str, dict[str, str | None]] = {}
+    for side in ("banker", "player"):
+        after = [*lengths[:-1], lengths[-1] + 1] if side == last_winner else [*lengths, 1]
+        ask[side] = {name: derived_entry(after, k) for name, k in DERIVED_ROADS}
+    return ask
+
+
+def _last_winner(results: Sequence[RoundResult]) -> str | None:
+    winner = None
+    for result in results:
+        if result.winner != "tie":
+            winner = result.winner
+    return winner
+
+
 def summary(results: Iterable[RoundResult]) -> dict[str, int]:
     """Counts the board shows beside the roads."""
     counts = {"rounds": 0, "banker": 0, "player": 0, "tie": 0, "banker_pair": 0, "player_pair": 0}
@@ -193,10 +328,15 @@ def summary(results: Iterable[RoundResult]) -> dict[str, int]:
 
 
 def roads_json(results: list[RoundResult], rows: int = ROWS) -> dict[str, Any]:
-    """Both roads and the counts as JSON-able data (the control socket's `road` answer)."""
-    return {
+    """The five roads, the ask road and the counts as JSON-able data (the control socket's
+    `road` answer; docs/scoreboard.md gives the contract)."""
+    data: dict[str, Any] = {
         "rows": rows,
         "summary": summary(results),
         "bead_plate": [cell.to_json() for cell in bead_plate(results, rows)],
         "big_road": [cell.to_json() for cell in big_road(results, rows)],
     }
+    for name, k in DERIVED_ROADS:
+        data[name] = derived_road(results, k, rows).to_json()
+    data["ask"] = ask_road(results)
+    return data

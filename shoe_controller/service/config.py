@@ -175,6 +175,46 @@ class HealthSection:
 
 
 @dataclass(frozen=True)
+class ScoreboardSection:
+    """[scoreboard]: the live scoreboard page (docs/scoreboard.md); off while listen is empty."""
+
+    listen: str = ""  # host:port, e.g. "127.0.0.1:8080"; an address beyond loopback is a choice
+
+    def __post_init__(self) -> None:
+        if self.listen:
+            listen_address(self.listen)
+
+
+@dataclass(frozen=True)
+class SurveillanceSection:
+    """[surveillance]: who sees the edge of every bet on the cards left (`shoectl edge`, the
+    surveillance events) and may report it, and the edge that raises an event
+    (docs/surveillance.md)."""
+
+    group: str = "shoe-surveillance"  # members (and root, and the daemon's user) see and report
+    threshold: float = 0.0  # a bet's player edge above this raises surveillance.edge
+
+    def __post_init__(self) -> None:
+        # -1 would be a bet that loses every stake: every bet is above it, nothing is news.
+        if not math.isfinite(self.threshold) or not -1 < self.threshold < 1:
+            raise ValueError("threshold must be a player edge above -1 and below 1 (0.01: 1 %)")
+
+
+def listen_address(listen: str) -> tuple[str, int]:
+    """`host:port` (`[::1]:8080` for IPv6) as (host, port); ValueError says what is wrong."""
+    host, sep, port = listen.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise ValueError(f"listen {listen!r}: an IPv6 address goes in brackets, like [::1]:8080")
+    if not sep or not re.fullmatch(r"[A-Za-z0-9.:_-]{1,253}", host):
+        raise ValueError(f"listen must be host:port, like 127.0.0.1:8080, got {listen!r}")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"listen {listen!r}: the port must be a number from 1 to 65535")
+    return host, int(port)
+
+
+@dataclass(frozen=True)
 class Config:
     table: TableSection
     procedures: TableConfig
@@ -186,6 +226,8 @@ class Config:
     log: LogSection
     payouts: Mapping[str, Any] = field(default_factory=dict)
     health: HealthSection = field(default_factory=HealthSection)
+    scoreboard: ScoreboardSection = field(default_factory=ScoreboardSection)
+    surveillance: SurveillanceSection = field(default_factory=SurveillanceSection)
 
     @property
     def controller_id(self) -> str:
@@ -200,6 +242,8 @@ _SECTIONS: dict[str, type] = {
     "control": ControlSection,
     "log": LogSection,
     "health": HealthSection,
+    "scoreboard": ScoreboardSection,
+    "surveillance": SurveillanceSection,
 }
 
 
@@ -250,6 +294,8 @@ def from_mapping(raw: Mapping[str, Any]) -> Config:
         log=_build(LogSection, _section(raw, "log"), "log"),
         payouts=dict(payouts),
         health=_build(HealthSection, _section(raw, "health"), "health"),
+        scoreboard=_build(ScoreboardSection, _section(raw, "scoreboard"), "scoreboard"),
+        surveillance=_build(SurveillanceSection, _section(raw, "surveillance"), "surveillance"),
     )
 
 

@@ -34,6 +34,8 @@ from shoe_controller.service.control_requests import (
     type_matches,
 )
 from shoe_controller.service.peers import Peer, authorize, may_look, peer_of
+from shoe_controller.service.surveillance_answers import COMMANDS as SURVEILLANCE_COMMANDS
+from shoe_controller.service.surveillance_answers import is_surveillance
 
 log = structlog.get_logger("control")
 
@@ -192,7 +194,7 @@ class ControlServer:
                 await _send(writer, _error(error.code, error.text))
                 continue
             if request.get("cmd") == "events" and request.get("follow"):
-                await self._follow(request, reader, writer)
+                await self._follow(request, reader, writer, peer)
                 return
             async with self._turn:
                 # One answer a turn of the loop, after whatever the devices brought: a crowd
@@ -223,7 +225,16 @@ class ControlServer:
                         "result": result,
                     }
                 return {"ok": True, "cmd": command, "result": result}
-            return {"ok": True, "cmd": command, "result": self.service.answer(request)}
+            desk = self.service.surveillance
+            if command in SURVEILLANCE_COMMANDS:  # issue 15: the surveillance group only
+                refusal = desk.authorize(peer)
+                if refusal is not None:
+                    log.warning("surveillance request not authorized", cmd=command,
+                                uid=peer.uid, user=peer.user)  # fmt: skip
+                    return _error("not_authorized", refusal, command)
+                return {"ok": True, "cmd": command, "result": desk.answer(request, peer)}
+            result = desk.as_seen_by(peer, command, self.service.answer(request))
+            return {"ok": True, "cmd": command, "result": result}
         except ControlError as error:
             return _error(error.code, error.text, command)
         except Exception as error:  # answer, log, keep serving
@@ -235,6 +246,7 @@ class ControlServer:
         request: Mapping[str, Any],
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
+        peer: Peer,
     ) -> None:
         """Stream matching events until the client closes: first the last `limit` (or those
         after `after`), then each as it is stored. New events come from the commit itself
@@ -249,6 +261,7 @@ class ControlServer:
             await _send(writer, _error(error.code, error.text, "events"))
             return
         subscription = service.subscribe(types)
+        subscription.hide_surveillance = service.surveillance.hidden_from(peer)  # issue 15
         closed = asyncio.ensure_future(_until_eof(reader))
         try:
             last = service.journal.last_seq()
@@ -262,7 +275,8 @@ class ControlServer:
                 {"ok": True, "cmd": "events", "result": {"following": True, "from_seq": last}},
             )
             for event in backlog:
-                await _send(writer, {"event": event.to_wire()})
+                if _shown(event, subscription):
+                    await _send(writer, {"event": event.to_wire()})
             while not closed.done():
                 subscription.wake.clear()
                 if subscription.behind is not None:
@@ -272,7 +286,8 @@ class ControlServer:
                     event = subscription.pending.popleft()
                     if event.seq > last:
                         last = event.seq
-                        writer.write(_line({"event": event.to_wire()}))
+                        if _shown(event, subscription):
+                            writer.write(_line({"event": event.to_wire()}))
                 await writer.drain()
                 if subscription.pending or subscription.behind is not None:
                     continue
@@ -300,11 +315,16 @@ class ControlServer:
             subscription.behind = last
             pending.clear()
         for event in batch:
-            if type_matches(event.type, subscription.types):
+            if type_matches(event.type, subscription.types) and _shown(event, subscription):
                 writer.write(_line({"event": event.to_wire()}))
         await writer.drain()
         await asyncio.sleep(0)  # a long catch-up must not keep the devices waiting
         return last
+
+
+def _shown(event: Any, subscription: Subscription) -> bool:
+    """Whether a follower sees this event: not a surveillance one outside its group."""
+    return not (subscription.hide_surveillance and is_surveillance(event.type))
 
 
 async def _until_eof(reader: asyncio.StreamReader) -> None:

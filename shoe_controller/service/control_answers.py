@@ -20,7 +20,8 @@ from typing import Any
 import structlog
 
 from shoe_controller import __version__
-from shoe_controller.game.roads import RoadError, results_from, roads_json
+from shoe_controller.game.board import Board
+from shoe_controller.game.roads import RoadError
 from shoe_controller.service.config import Config
 from shoe_controller.service.control_requests import (
     EVENTS_LIMIT_MAX,
@@ -34,10 +35,14 @@ from shoe_controller.service.control_requests import (
 from shoe_controller.service.health import assess, check_line
 from shoe_controller.service.peers import Peer, os_user_note
 from shoe_controller.service.round_summary import ALERT_TYPES, summarize_round
+from shoe_controller.service.scoreboard.history import shoe_events
+from shoe_controller.service.surveillance_answers import SurveillanceDesk
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.errors import JournalOutcomeUnknown
+from shoe_controller.store.export import Selection, export_records
 from shoe_controller.store.journal import JournalError, RecordInvalid, StoredEvent
 from shoe_controller.table.actions import ACTIONS
+from shoe_controller.table.config import SHUFFLER_DEALER
 from shoe_controller.vocab.events import EventType, iso_time
 from shoe_controller.vocab.inputs import SupervisorCommand
 
@@ -65,6 +70,7 @@ class Subscription:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     pending: deque[StoredEvent] = field(default_factory=deque)
     behind: int | None = None
+    hide_surveillance: bool = False  # a follower outside the surveillance group (issue 15)
 
 
 class ControlService:
@@ -101,6 +107,8 @@ class ControlService:
         self._subscriptions: set[Subscription] = set()
         self._alerts: deque[StoredEvent] | None = None  # the last alerts, once read
         self._status_cache: tuple[float, dict[str, Any]] | None = None
+        # `report` and `edge`, and who sees the surveillance events (issue 15)
+        self.surveillance = SurveillanceDesk(controller, config, clock, self._submit)
         self._handlers: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
             "hello": self._hello,
             "status": self._status,
@@ -108,6 +116,7 @@ class ControlService:
             "devices": self._devices,
             "rounds": self._rounds,
             "round": self._round,
+            "export": self._export,  # shoectl round N --export (issue 18)
             "road": self._road,
             "events": self._events,
             "outbox": self._outbox,
@@ -291,6 +300,7 @@ class ControlService:
                 "replayed_inputs": len(recovery.inputs),
                 "replay_mismatch": recovery.mismatch,
                 "journal_fault": self._journal_fault(),
+                "journal_chain": self.journal.chain_status(),  # start-up walk (issue 18)
                 "loop_lag": dict(self._loop_stats()),  # the worst event-loop stalls
             },
             "table": view,
@@ -337,20 +347,41 @@ class ControlService:
             "events": [event.to_wire() for event in events],
         }
 
-    def _road(self, request: Mapping[str, Any]) -> dict[str, Any]:
+    def _export(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A round's dispute file (store/export.py): its shoe from the start through the
+        round, with the hash chain. A round still dealt in squeeze mode is refused: its
+        inputs name cards not revealed yet (R15)."""
         shoe = self._shoe_of(request)
-        entries = []
-        for info in self.journal.rounds(shoe):
-            summary = summarize_round(self.journal.round_events(shoe, info.round), None)
-            if summary["status"] == "result" and not summary["trial"]:
-                entries.append({key: summary[key] for key in _ROAD_KEYS})
+        number = optional_int(request, "round", low=0)
+        if number is None:
+            raise ControlError("bad_request", "export needs a round number: {'round': N}")
+        events = self.journal.round_events(shoe, number)
+        if not events:
+            raise ControlError("not_found", f"shoe {shoe} has no round {number} in the journal")
+        procedures = self._config.procedures
+        if procedures.squeeze and summarize_round(events, None)["status"] == "in_progress":
+            raise ControlError(
+                "refused",
+                f"round {number} is still being dealt under the squeeze (R15): export it once"
+                " it is over",
+            )
+        selection = Selection(round=(shoe, number))
+        records = export_records(self.journal, selection, procedures=procedures, now=self._clock())
+        return {"shoe": shoe, "round": number, "records": list(records)}
+
+    def _road(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The shoe's board from its journaled events (docs/scoreboard.md, the same board the
+        scoreboard page draws): results, the five roads, the ask road, the statistics."""
+        shoe = self._shoe_of(request)
+        procedures = self._config.procedures
+        board = Board(None if procedures.mode == SHUFFLER_DEALER else procedures.cards_in_shoe)
         try:
-            roads = roads_json(results_from(entries))
+            board.feed_all(shoe_events(self.journal, shoe))
         except RoadError as error:
             raise ControlError(
                 "journal", f"a round result cannot go on the road: {error}"
             ) from None
-        return {"shoe": shoe, "results": entries, **roads}
+        return {"table": self._config.table.id, **board.to_json(), "shoe": shoe}
 
     def _events(self, request: Mapping[str, Any]) -> dict[str, Any]:
         types = event_types(request)
@@ -493,9 +524,6 @@ class ControlService:
             }
             for event in alerts
         ]
-
-
-_ROAD_KEYS = ("round", "winner", "player_pair", "banker_pair", "natural")
 
 
 def _command_key(request: Mapping[str, Any]) -> str:

@@ -43,6 +43,7 @@ from shoe_controller.service.sdnotify import Notifier
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import Journal, JournalError, StoredEvent
+from shoe_controller.table.config import SHUFFLER_DEALER
 from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import Input
 
@@ -183,6 +184,7 @@ class Daemon:
         self.publisher = Publisher(journal, self._push_config(), on_fault=self._on_push_fault)
         self._make_devices(journal, recovery.inputs)
         control = await self._serve_control(controller)
+        scoreboard = await self._serve_scoreboard(journal)
         try:
             started = await self._retrying(
                 lambda: controller.start(__version__, self._clock()),
@@ -192,6 +194,8 @@ class Daemon:
                 await self._serve()
         finally:
             await control.close()
+            if scoreboard is not None:
+                await scoreboard.close()
 
     def _make_devices(self, journal: Journal, history: Sequence[Input]) -> None:
         saved = journal.link_states()
@@ -233,6 +237,31 @@ class Daemon:
             log.error("control socket not available", socket=self.config.control.socket,
                       error=str(error))  # fmt: skip
         return control
+
+    async def _serve_scoreboard(self, journal: Journal) -> Any:
+        """The live scoreboard page, if [scoreboard] listen is set (docs/scoreboard.md); the
+        table runs without it rather than not at all."""
+        listen = self.config.scoreboard.listen
+        if not listen:
+            return None
+        # aiohttp is loaded only by a daemon that serves the page.
+        from shoe_controller.service.scoreboard.server import ScoreboardServer  # noqa: PLC0415
+
+        procedures = self.config.procedures
+        scoreboard = ScoreboardServer(
+            listen,
+            self.config.table.id,
+            None if procedures.mode == SHUFFLER_DEALER else procedures.cards_in_shoe,
+            journal,
+        )
+        self.add_listener(scoreboard.on_stored)
+        try:
+            await scoreboard.start()
+        except (OSError, JournalError) as error:
+            self._listeners.remove(scoreboard.on_stored)
+            log.error("scoreboard page not available", listen=listen, error=str(error))
+            return None
+        return scoreboard
 
     async def _serve(self) -> None:
         """Run every part until stop(), or until one of them dies."""

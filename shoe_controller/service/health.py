@@ -3,7 +3,8 @@
 `status`, `check`, sd_notify's STATUS and the control socket all read `assess`'s verdict on a
 status answer (docs/control.md "What counts as a problem"):
 - CRITICAL: play or delivery is stopped: a hold, the table refusing the shoe's cards, a
-  device silent, lost or unopened while a shoe is open, a device error, the journal failing,
+  device silent, lost or unopened while a shoe is open, a device error, the journal failing
+  or its hash chain broken (a stored record edited, removed or moved),
   the table server refusing the events or events undelivered past the critical age;
 - WARNING: degraded: a warning fault, a device down with no shoe open, delivery failing and
   retried or events older than the warning age, link errors above their rate, a replay that
@@ -70,6 +71,14 @@ def assess(status: Mapping[str, Any], limits: HealthSection) -> dict[str, Any]:
             CRITICAL,
             f"journal fault: {controller['journal_fault']}",
             "technician: free or fix the journal's disk; the shoe's frames wait unacknowledged",
+        )
+    chain = controller.get("journal_chain")
+    if chain and not chain.get("intact"):
+        problem(
+            CRITICAL,
+            f"journal chain broken at {chain.get('first_bad')}: {chain.get('problem')}",
+            "technician: keep the journal as it is (nothing is repaired or pruned); copy it,"
+            " `shoe-controller verify --journal COPY`, and report it to compliance",
         )
     if controller.get("replay_mismatch"):
         problem(

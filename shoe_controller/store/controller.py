@@ -47,6 +47,11 @@ class Controller:
         self._on_stored = on_stored
         self._outcome_unknown: str | None = None
         self.table, self.recovery = self._rebuild()
+        # The hash chain is walked once at start-up (and on demand: `shoe-controller verify
+        # --journal`); a broken one is reported, never repaired (docs/journal.md).
+        chain = journal.verify_chain()
+        if not chain.intact:
+            log.critical("journal chain broken", first_bad=chain.first_bad, problem=chain.problem)
 
     def _rebuild(self) -> tuple[Table, Recovery]:
         """A fresh table with the open shoe's inputs replayed (docs/table.md, recovery)."""

@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from shoe_controller.store.chain import ChainReport, event_canonical, input_canonical, link
 from shoe_controller.store.errors import (
     JournalBusy,
     JournalCorrupt,
@@ -51,6 +52,7 @@ SHOE_ENDED = str(EventType.SHOE_ENDED)  # marks a shoe as finished, for retentio
 CONTROLLER_STARTED = "controller_started"  # the input whose `boot` is the boot counter
 
 __all__ = [
+    "ChainReport",
     "Journal",
     "JournalBusy",
     "JournalCorrupt",
@@ -85,6 +87,9 @@ class Journal(JournalReader):
         """Use `Journal.open()`; this only wraps an already checked connection."""
         super().__init__(connection, path, controller_id, read_only=read_only)
         self._clock = clock
+        # The link of the last record stored: the next record follows it (store/chain.py).
+        # Kept here, not read back per commit: this process is the journal's one writer.
+        self._chain_head: str = self._one("SELECT chain_head FROM journal")
 
     # ------------------------------------------------------------------ opening
 
@@ -168,8 +173,9 @@ class Journal(JournalReader):
                 boot = input.get("boot")
                 check_optional_int("boot", boot)
         links = link_rows(link_state)
-        now = self._clock()
+        now = float(self._clock())
         stored: list[StoredEvent] = []
+        head = self._chain_head
         with self._write() as conn:
             last_seq, last_input = conn.execute(
                 "SELECT last_seq, last_input FROM journal"
@@ -177,15 +183,23 @@ class Journal(JournalReader):
             for input_type, input_body, rows, shoe in prepared:
                 last_input += 1
                 first_seq = last_seq + 1 if rows else None
+                count = len(rows)
+                stored_input = (last_input, shoe, input_type, input_body, now, first_seq, count)
+                head = link(head, input_canonical(stored_input))
                 conn.execute(
                     "INSERT INTO inputs (input_no, shoe, type, body, recorded_at, first_seq,"
-                    " event_count) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (last_input, shoe, input_type, input_body, now, first_seq, len(rows)),
+                    " event_count, chain) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*stored_input, head),
                 )
+                event_rows = []
+                for i, row in enumerate(rows):
+                    stored_row = (last_seq + 1 + i, last_input, *row)
+                    head = link(head, event_canonical(stored_row))
+                    event_rows.append((*stored_row, head))
                 conn.executemany(
-                    "INSERT INTO events (seq, input_no, type, at, shoe, round, data)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(last_seq + 1 + i, last_input, *row) for i, row in enumerate(rows)],
+                    "INSERT INTO events (seq, input_no, type, at, shoe, round, data, chain)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    event_rows,
                 )
                 if shoe is not None:
                     conn.execute(
@@ -201,8 +215,11 @@ class Journal(JournalReader):
                     stored_event(self.controller_id, (last_seq + 1 + i, *row, last_input))
                     for i, row in enumerate(rows)
                 )
-                last_seq += len(rows)
-            conn.execute("UPDATE journal SET last_seq = ?, last_input = ?", (last_seq, last_input))
+                last_seq += count
+            conn.execute(
+                "UPDATE journal SET last_seq = ?, last_input = ?, chain_head = ?",
+                (last_seq, last_input, head),
+            )
             if boot is not None:  # counted with the very input that announces the start
                 conn.execute("UPDATE journal SET boot = ?", (boot,))
             conn.executemany(
@@ -211,6 +228,7 @@ class Journal(JournalReader):
                 " input_no = excluded.input_no",
                 [(device, state, last_input) for device, state in links],
             )
+        self._chain_head = head  # committed: the next record follows this one
         return stored
 
     def mark_acked(self, acked_through: int) -> None:
@@ -233,12 +251,21 @@ class Journal(JournalReader):
 
         Never deletes the current shoe (replay needs it), an unacked event, or anything
         recorded within `max_age_s`. Seq and input numbers are not reused afterwards.
+        The chain survives: the link of the last record pruned becomes the anchor the first
+        record kept follows. Nothing is pruned while the chain is known to be broken, or when
+        the records to prune do not chain (the evidence stays; `chain_report` says why).
         """
         if not (isinstance(max_age_s, int | float) and math.isfinite(max_age_s)) or max_age_s < 0:
             raise RecordInvalid(f"max_age_s must be a non-negative number, not {max_age_s!r}")
+        known = self.chain_report
+        if known is not None and not known.intact:
+            return PruneResult(shoes=(), inputs=0, events=0, chain=known)
         horizon = self._clock() - max_age_s
         with self._write() as conn:
-            return prune_before(conn, horizon)
+            result = prune_before(conn, horizon)
+        if result.chain is not None and not result.chain.intact:
+            self._chain_report = result.chain
+        return result
 
     # ------------------------------------------------------------------ internals
 

@@ -12,6 +12,15 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from shoe_controller.store.chain import (
+    EVENT_CHAIN_COLUMNS,
+    INPUT_CHAIN_COLUMNS,
+    ChainReport,
+    event_record,
+    in_chain_order,
+    input_record,
+    walk,
+)
 from shoe_controller.store.errors import JournalCorrupt
 from shoe_controller.store.records import (
     EVENT_COLUMNS,
@@ -36,6 +45,7 @@ class JournalReader:
         self.path = path
         self.controller_id = controller_id
         self.read_only = read_only
+        self._chain_report: ChainReport | None = None
 
     # ------------------------------------------------------------------ counters
 
@@ -94,6 +104,16 @@ class JournalReader:
             (shoe, round),
         )
         return [self._event(row) for row in rows]
+
+    def round_last_input(self, shoe: int, round: int) -> int | None:
+        """The last input that caused an event of the round (None: no such round held)."""
+        return self._one(
+            "SELECT max(input_no) FROM events WHERE shoe = ? AND round = ?", (shoe, round)
+        )
+
+    def first_input_since(self, recorded_at: float) -> int | None:
+        """The first input recorded at or after `recorded_at` (journal clock), if any."""
+        return self._one("SELECT min(input_no) FROM inputs WHERE recorded_at >= ?", (recorded_at,))
 
     def link_state(self, device: str) -> dict[str, Any] | None:
         encoded = self._one("SELECT state FROM links WHERE device = ?", (device,))
@@ -223,6 +243,88 @@ class JournalReader:
             ).fetchall()
             problems.extend(f"input {row[0]} lacks some of its events" for row in torn)
         return problems
+
+    # ------------------------------------------------------------------ the hash chain
+
+    @property
+    def chain_report(self) -> ChainReport | None:
+        """What the last walk of the chain found (None: not walked yet by this object)."""
+        return self._chain_report
+
+    def verify_chain(self) -> ChainReport:
+        """Walk the whole chain (store/chain.py) from the anchor to the head, in one snapshot.
+
+        Never repairs anything: a broken chain stays broken in the file, and this report
+        (also kept as `chain_report`) names its first bad record. Damage SQLite cannot read
+        past is a broken chain too, never an intact one.
+        """
+        try:
+            with self._read() as conn:
+                anchor, head = conn.execute(
+                    "SELECT chain_anchor, chain_head FROM journal"
+                ).fetchone()
+                inputs = conn.execute(f"SELECT {INPUT_CHAIN_COLUMNS} FROM inputs ORDER BY input_no")
+                events = conn.execute(f"SELECT {EVENT_CHAIN_COLUMNS} FROM events ORDER BY seq")
+                records = in_chain_order(map(input_record, inputs), map(event_record, events))
+                report = walk(records, anchor, head)
+        except JournalCorrupt as exc:
+            report = ChainReport(False, 0, "", "", "the file", f"sqlite: {exc}")
+        self._chain_report = report
+        return report
+
+    def chain_status(self) -> dict[str, Any] | None:
+        """The last walk's report as JSON (the status answer's `journal_chain`), or None."""
+        report = self._chain_report
+        return None if report is None else report.to_json()
+
+    def chain_state(self) -> dict[str, Any]:
+        """The chain's fixed points: anchor, head, where live linking began, the migration."""
+        anchor, head, chained_from, migrated_at = self._query(
+            "SELECT chain_anchor, chain_head, chained_from, migrated_at FROM journal"
+        )[0]
+        return {
+            "anchor": anchor,
+            "head": head,
+            "chained_from": chained_from,
+            "migrated_at": migrated_at,
+        }
+
+    def chain_rows(
+        self, from_input: int, to_input: int
+    ) -> tuple[str, list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The inputs `from_input`..`to_input` and their events as stored (INPUT_CHAIN_COLUMNS,
+        EVENT_CHAIN_COLUMNS), with the link the first of them follows: the record stored just
+        before (the last event of the input before, or that input), else the journal's anchor.
+        One snapshot, for `shoe-controller export`."""
+        with self._read() as conn:
+            inputs = conn.execute(
+                f"SELECT {INPUT_CHAIN_COLUMNS} FROM inputs WHERE input_no BETWEEN ? AND ?"
+                " ORDER BY input_no",
+                (from_input, to_input),
+            ).fetchall()
+            spans = [(row[5], row[5] + row[6] - 1) for row in inputs if row[5] is not None]
+            events = []
+            if spans:  # by seq, the primary key: the events table has no input_no index
+                events = conn.execute(
+                    f"SELECT {EVENT_CHAIN_COLUMNS} FROM events WHERE seq BETWEEN ? AND ?"
+                    " ORDER BY seq",
+                    (min(low for low, _ in spans), max(high for _, high in spans)),
+                ).fetchall()
+            before = conn.execute(
+                "SELECT chain, first_seq, event_count FROM inputs WHERE input_no < ?"
+                " ORDER BY input_no DESC LIMIT 1",
+                (from_input,),
+            ).fetchone()
+            if before is None:
+                previous = conn.execute("SELECT chain_anchor FROM journal").fetchone()[0]
+            elif before[2]:  # its last event is the record stored just before
+                last = conn.execute(
+                    "SELECT chain FROM events WHERE seq = ?", (before[1] + before[2] - 1,)
+                ).fetchone()
+                previous = last[0] if last is not None else ""
+            else:
+                previous = before[0]
+        return previous, inputs, events
 
     # ------------------------------------------------------------------ internals
 

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from shoe_controller.store.chain import ChainReport
 from shoe_controller.store.errors import RecordInvalid, ReplayMismatch
 from shoe_controller.store.rows import event_row
 
@@ -99,6 +100,7 @@ class PruneResult:
     shoes: tuple[int, ...]
     inputs: int
     events: int
+    chain: ChainReport | None = None  # the pruned records' chain, walked before deleting them
 
 
 def stored_event(controller_id: str, row: Sequence[Any]) -> StoredEvent:

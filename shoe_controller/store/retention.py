@@ -1,9 +1,23 @@
-"""Retention: which whole shoes may leave the journal, and deleting them with their events."""
+"""Retention: which whole shoes may leave the journal, and deleting them with their events.
+
+The hash chain survives (docs/journal.md "Pruning and the chain"): the records to delete are
+a prefix of the chain; they are walked from the journal's anchor first, and the link of the
+last one becomes the new `chain_anchor`, which the first record kept follows. Records that do
+not chain are not deleted: pruning must never wash a tampered record out of the journal.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 
+from shoe_controller.store.chain import (
+    EVENT_CHAIN_COLUMNS,
+    INPUT_CHAIN_COLUMNS,
+    event_record,
+    in_chain_order,
+    input_record,
+    walk,
+)
 from shoe_controller.store.records import PruneResult
 
 
@@ -25,10 +39,26 @@ def prune_before(conn: sqlite3.Connection, horizon: float) -> PruneResult:
     ).fetchone()[0]
     if first_kept_seq is None:
         first_kept_seq = conn.execute("SELECT last_seq FROM journal").fetchone()[0] + 1
+    anchor = conn.execute("SELECT chain_anchor FROM journal").fetchone()[0]
+    inputs_gone = conn.execute(
+        f"SELECT {INPUT_CHAIN_COLUMNS} FROM inputs WHERE input_no < ? ORDER BY input_no",
+        (keep_from,),
+    )
+    events_gone = conn.execute(
+        f"SELECT {EVENT_CHAIN_COLUMNS} FROM events WHERE seq < ? ORDER BY seq", (first_kept_seq,)
+    )
+    chain = walk(
+        in_chain_order(map(input_record, inputs_gone), map(event_record, events_gone)), anchor
+    )
+    if not chain.intact:
+        return PruneResult(shoes=(), inputs=0, events=0, chain=chain)
+    if chain.records == 0:
+        return PruneResult(shoes=(), inputs=0, events=0)
+    conn.execute("UPDATE journal SET chain_anchor = ?", (chain.head,))
     events = conn.execute("DELETE FROM events WHERE seq < ?", (first_kept_seq,)).rowcount
     inputs = conn.execute("DELETE FROM inputs WHERE input_no < ?", (keep_from,)).rowcount
     conn.execute("DELETE FROM shoes WHERE last_input < ?", (keep_from,))
-    return PruneResult(shoes=shoes, inputs=inputs, events=events)
+    return PruneResult(shoes=shoes, inputs=inputs, events=events, chain=chain)
 
 
 def _prune_boundary(conn: sqlite3.Connection, horizon: float) -> int:

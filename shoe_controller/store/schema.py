@@ -6,9 +6,10 @@ the write lock is taken up front and a transaction is either all on disk or not 
 
 Schema (see docs/journal.md for the reasoning):
 
-    journal  one row: controller_id, schema_version, last_seq, last_input, acked_through, boot
-    inputs   input_no PK, shoe, type, body (JSON), recorded_at, first_seq, event_count
-    events   seq PK, input_no, type, at, shoe, round, data (JSON)
+    journal  one row: controller_id, schema_version, last_seq, last_input, acked_through, boot,
+             chain_anchor, chain_head, chained_from, migrated_at     -- the hash chain (chain.py)
+    inputs   input_no PK, shoe, type, body (JSON), recorded_at, first_seq, event_count, chain
+    events   seq PK, input_no, type, at, shoe, round, data (JSON), chain
              index events_by_round (shoe, round, seq)    -- rounds(), round_events()
     shoes    shoe PK, first_input, last_input, ended_at  -- replay start and retention
              index shoes_by_first_input (first_input)
@@ -16,6 +17,10 @@ Schema (see docs/journal.md for the reasoning):
 
 `events_after()` and `backlog()` ride the seq primary key; `last_seq`/`acked_through` live in
 the one-row `journal` table so they survive pruning every event.
+
+Schema 2 added the hash chain. A schema-1 journal is migrated when opened for writing: the
+columns are added and its rows linked in one transaction, and `chained_from` says from which
+input on each record was linked as it was stored (docs/journal.md "Schema 1 journals").
 """
 
 from __future__ import annotations
@@ -24,14 +29,26 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from shoe_controller.store.chain import (
+    EVENT_CHAIN_COLUMNS,
+    GENESIS,
+    INPUT,
+    INPUT_CHAIN_COLUMNS,
+    ChainRecord,
+    event_record,
+    in_chain_order,
+    input_record,
+    link,
+)
 from shoe_controller.store.errors import (
     JournalCorrupt,
     JournalError,
     JournalMismatch,
     journal_error,
 )
+from shoe_controller.store.transactions import transaction
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 WAL_SIZE_LIMIT = 16 * 1024 * 1024  # bytes the WAL is truncated to after a checkpoint
 
 _SCHEMA = """
@@ -43,7 +60,11 @@ CREATE TABLE journal (
     last_seq INTEGER NOT NULL,
     last_input INTEGER NOT NULL,
     acked_through INTEGER NOT NULL,
-    boot INTEGER NOT NULL
+    boot INTEGER NOT NULL,
+    chain_anchor TEXT NOT NULL,
+    chain_head TEXT NOT NULL,
+    chained_from INTEGER NOT NULL,
+    migrated_at REAL
 );
 CREATE TABLE inputs (
     input_no INTEGER PRIMARY KEY,
@@ -52,7 +73,8 @@ CREATE TABLE inputs (
     body TEXT NOT NULL,
     recorded_at REAL NOT NULL,
     first_seq INTEGER,
-    event_count INTEGER NOT NULL
+    event_count INTEGER NOT NULL,
+    chain TEXT
 );
 CREATE TABLE events (
     seq INTEGER PRIMARY KEY,
@@ -61,7 +83,8 @@ CREATE TABLE events (
     at TEXT NOT NULL,
     shoe INTEGER,
     round INTEGER,
-    data TEXT NOT NULL
+    data TEXT NOT NULL,
+    chain TEXT
 );
 CREATE INDEX events_by_round ON events (shoe, round, seq);
 CREATE TABLE shoes (
@@ -157,13 +180,22 @@ def _prepare(
                 conn.execute(statement)
         conn.execute(
             "INSERT INTO journal (id, schema_version, controller_id, created_at, last_seq,"
-            " last_input, acked_through, boot) VALUES (1, ?, ?, ?, 0, 0, 0, 0)",
-            (SCHEMA_VERSION, controller_id, clock()),
+            " last_input, acked_through, boot, chain_anchor, chain_head, chained_from)"
+            " VALUES (1, ?, ?, ?, 0, 0, 0, 0, ?, ?, 1)",
+            (SCHEMA_VERSION, controller_id, clock(), GENESIS, GENESIS),
         )
         conn.execute("COMMIT")
     version, stored_id = conn.execute(
         "SELECT schema_version, controller_id FROM journal"
     ).fetchone()
+    if version == 1 and not read_only:
+        _migrate_from_1(conn, path, clock())
+        version = SCHEMA_VERSION
+    if version == 1:
+        raise JournalMismatch(
+            f"journal {path} has schema 1, without the hash chain: it is migrated to schema"
+            f" {SCHEMA_VERSION} when opened for writing (shoe-controller run opens it so)"
+        )
     if version != SCHEMA_VERSION:
         raise JournalMismatch(
             f"journal {path} has schema {version}, this code knows {SCHEMA_VERSION}"
@@ -173,3 +205,44 @@ def _prepare(
             f"journal {path} belongs to controller {stored_id!r}, not {controller_id!r}"
         )
     return str(stored_id)
+
+
+_MIGRATE_FROM_1 = f"""
+ALTER TABLE inputs ADD COLUMN chain TEXT;
+ALTER TABLE events ADD COLUMN chain TEXT;
+ALTER TABLE journal ADD COLUMN chain_anchor TEXT NOT NULL DEFAULT '{GENESIS}';
+ALTER TABLE journal ADD COLUMN chain_head TEXT NOT NULL DEFAULT '{GENESIS}';
+ALTER TABLE journal ADD COLUMN chained_from INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE journal ADD COLUMN migrated_at REAL
+"""
+
+
+def _migrate_from_1(conn: sqlite3.Connection, path: Path, now: float) -> None:
+    """Schema 1 -> 2 in one transaction: the chain columns, every held record linked from
+    GENESIS in stored order, `chained_from` the next input (the ones before were linked by
+    this migration, not as they were stored), `migrated_at` now (journal clock)."""
+    with transaction(conn, path, "BEGIN IMMEDIATE"):
+        if conn.execute("SELECT schema_version FROM journal").fetchone()[0] != 1:
+            return  # another process migrated it while this one waited for the write lock
+        for statement in _MIGRATE_FROM_1.split(";"):
+            conn.execute(statement)
+        inputs = conn.execute(
+            f"SELECT {INPUT_CHAIN_COLUMNS} FROM inputs ORDER BY input_no"
+        ).fetchall()
+        events = conn.execute(f"SELECT {EVENT_CHAIN_COLUMNS} FROM events ORDER BY seq").fetchall()
+        head = GENESIS
+        for record in in_chain_order(map(input_record, inputs), map(event_record, events)):
+            head = _link_record(conn, record, head)
+        conn.execute(
+            "UPDATE journal SET schema_version = ?, chain_head = ?, chained_from = last_input + 1,"
+            " migrated_at = ?",
+            (SCHEMA_VERSION, head, now),
+        )
+
+
+def _link_record(conn: sqlite3.Connection, record: ChainRecord, previous: str) -> str:
+    """Store `record`'s link following `previous` (migration); return the link."""
+    value = link(previous, record.canonical)
+    table, key = ("inputs", "input_no") if record.kind == INPUT else ("events", "seq")
+    conn.execute(f"UPDATE {table} SET chain = ? WHERE {key} = ?", (value, record.number))
+    return value

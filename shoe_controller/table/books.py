@@ -14,6 +14,7 @@ from enum import StrEnum
 from fractions import Fraction
 
 from shoe_controller.game.rules import InsuranceOffer, Position, next_position, positions_of
+from shoe_controller.table.surveillance import EdgeWatch
 from shoe_controller.vocab.cards import Card, burn_value
 
 
@@ -276,6 +277,7 @@ class ShoeBook:
     queue: deque[Draw | CutMarker] = field(default_factory=deque)
     holds: list[Hold] = field(default_factory=list)
     command_keys: set[str] = field(default_factory=set)  # supervisor commands carried out
+    surveillance: EdgeWatch = field(default_factory=EdgeWatch)  # the edge reports (issue 15)
 
 
 def to_plain(value: object) -> object:

@@ -27,6 +27,7 @@ from shoe_controller.table.context import EPOCH, Context, DeviceBoard, Refusing
 from shoe_controller.table.counting import time_went_back
 from shoe_controller.table.holds import hold_after_bug
 from shoe_controller.table.supervisor import on_supervisor
+from shoe_controller.table.surveillance import on_report
 from shoe_controller.table.view import TableView, indicator, view
 from shoe_controller.vocab.events import Event, iso_time
 from shoe_controller.vocab.inputs import (
@@ -44,6 +45,7 @@ from shoe_controller.vocab.inputs import (
     ShuffleDone,
     ShuffleStarted,
     SupervisorCommand,
+    SurveillanceReport,
 )
 
 # What each input type does: one entry per type of vocab.inputs.INPUT_TYPES (a test checks).
@@ -62,6 +64,7 @@ INPUT_HANDLERS: Mapping[type, Callable[[Context, Any], None]] = MappingProxyType
         DeviceLost: device_inputs.on_lost,
         ControllerStarted: device_inputs.on_started,
         SupervisorCommand: on_supervisor,
+        SurveillanceReport: on_report,
     }
 )
 _CARD_INPUTS = (CardDrawn, CardsMissed, CutCardSeen)  # what the shoe sends as it deals

@@ -9,7 +9,8 @@ from typing import Any
 
 
 class EventType(StrEnum):
-    """PUSH_API.md "Event types"."""
+    """PUSH_API.md "Event types", and the controller's own surveillance events (issue 15,
+    docs/surveillance.md), which are for the surveillance room, not the pit."""
 
     CONTROLLER_STARTED = "controller.started"
     DEVICE_CONNECTED = "device.connected"
@@ -33,6 +34,13 @@ class EventType(StrEnum):
     PROCEDURE_ALERT = "procedure.alert"
     SUPERVISOR_ACTION = "supervisor.action"
     SECURITY_ALERT = "security.alert"
+    SURVEILLANCE_EDGE = "surveillance.edge"
+    SURVEILLANCE_EDGE_CLEARED = "surveillance.edge_cleared"
+
+
+# The family of the surveillance events: shown only to the surveillance group
+# (docs/surveillance.md).
+SURVEILLANCE_FAMILY = "surveillance"
 
 
 def iso_time(at: float) -> str:

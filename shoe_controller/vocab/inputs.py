@@ -191,6 +191,29 @@ class SupervisorCommand:
     key: str = ""  # the client's idempotency key: the same command sent again is done once
 
 
+@dataclass(frozen=True, slots=True)
+class SurveillanceReport:
+    """The exact worth of every bet on the next round, from the surveillance companion (issue
+    15, docs/surveillance.md), computed on the cards not yet seen in the shoe.
+
+    `round` is the round the bets are for, `after_seq` the journal event the analysis is
+    of (the shoe just after it), `cards_left` the cards not seen by rank (`A`..`K`), `bets`
+    per bet name (as `payouts.Bet`) its `probability`, `payout` and `player_edge`. The control
+    socket adds `threshold` (the house's [surveillance] threshold: above it a bet is
+    reported) and `os_user` (who sent it, from the kernel), so replay gives the same events.
+    """
+
+    TYPE: ClassVar[str] = "surveillance_report"
+    at: float
+    shoe: int
+    round: int
+    after_seq: int
+    cards_left: Mapping[str, Any]
+    bets: Mapping[str, Any]
+    threshold: float = 0.0
+    os_user: str = ""
+
+
 Input = (
     CardDrawn
     | CardsMissed
@@ -205,6 +228,7 @@ Input = (
     | DeviceLost
     | ControllerStarted
     | SupervisorCommand
+    | SurveillanceReport
 )
 
 INPUT_TYPES: Mapping[str, type] = types.MappingProxyType(

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from shoe_controller.cli.shoectl.checks import CardParam, not_blank
 from shoe_controller.cli.shoectl.client import Client, UnreachableError
 from shoe_controller.cli.shoectl.plumbing import (
     EXIT_NOT_AUTHORIZED,
@@ -22,8 +23,10 @@ from shoe_controller.cli.shoectl.plumbing import (
     out,
     painter,
     print_json,
+    timeout,
 )
 from shoe_controller.cli.shoectl.render import Painter
+from shoe_controller.cli.shoectl.wording import in_shoectl_words
 from shoe_controller.table.actions import POSITION_NAMES, Action, Arg
 
 
@@ -37,8 +40,8 @@ def _arg_option(arg: Arg) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         text = "the position, R7 dealing order"
     elif arg.kind == "int":
         kind, metavar, text = click.IntRange(arg.low, arg.high), "N", arg.help
-    else:
-        kind, metavar, text = str, "CARD", f"{arg.help}: rank then suit, e.g. QH, TD, 10D"
+    else:  # checked here: a bad card is a usage error, not a refusal the table journals
+        kind, metavar, text = CardParam(), "CARD", f"{arg.help}: rank then suit, e.g. QH, TD, 10D"
     return click.option(
         name, arg.name, type=kind, metavar=metavar, required=arg.required, help=text
     )
@@ -68,10 +71,17 @@ def action_command(action: Action) -> click.Command:
         command = _arg_option(arg)(command)
     command = json_option(command)
     command = click.option(
-        "--reason", required=True, help="Why: journaled and sent to the table server."
+        "--reason",
+        required=True,
+        callback=not_blank,
+        help="Why: journaled and sent to the table server.",
     )(command)
     command = click.option(
-        "--by", required=True, metavar="ID", help="Your supervisor id (journaled, sent)."
+        "--by",
+        required=True,
+        metavar="ID",
+        callback=not_blank,
+        help="Your supervisor id (journaled, sent).",
     )(command)
     return click.command(action.name.replace("_", "-"), short_help=action.short)(command)
 
@@ -107,7 +117,8 @@ def carry_out(request: Mapping[str, Any], as_json: bool) -> None:
     code, text = error.get("code"), error.get("text")
     if not as_json:
         warn = Painter.for_stream(sys.stderr)
-        click.echo(f"{warn('refused', 'crit')}: {text}", err=True, color=warn.enabled)
+        shown = in_shoectl_words(str(text))
+        click.echo(f"{warn('refused', 'crit')}: {shown}", err=True, color=warn.enabled)
     if code == "not_authorized":
         raise SystemExit(EXIT_NOT_AUTHORIZED)
     raise SystemExit(EXIT_REFUSED if code == "refused" else EXIT_UNREACHABLE)
@@ -124,7 +135,7 @@ def _send(socket_path: str, request: Mapping[str, Any]) -> dict[str, Any]:
     """The answer; a connection lost once the request went is an unknown outcome too (the
     daemon may have stopped in the middle of storing it)."""
     try:
-        client = Client(socket_path)
+        client = Client(socket_path, timeout())
     except UnreachableError as error:
         fail(str(error))
     with client:
@@ -140,7 +151,7 @@ def _resend(socket_path: str, request: Mapping[str, Any], deadline: float) -> di
     while True:
         time.sleep(_RESEND_EVERY_S)
         try:
-            with Client(socket_path) as client:
+            with Client(socket_path, timeout()) as client:
                 client.send(request)
                 return client.receive()
         except UnreachableError as error:

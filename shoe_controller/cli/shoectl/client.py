@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 TIMEOUT_S = 15.0
@@ -30,10 +30,15 @@ class Client:
 
     def __init__(self, path: str, timeout: float = TIMEOUT_S) -> None:
         self.path = path
+        self.timeout = timeout
+        self.following_from: int | None = None  # a follow's answer: the last seq then stored
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.settimeout(timeout)
         try:
             self._sock.connect(path)
+        except TimeoutError:
+            self._sock.close()
+            raise UnreachableError(self._late()) from None
         except OSError as error:
             self._sock.close()
             raise UnreachableError(_connect_failure(path, error)) from None
@@ -59,7 +64,7 @@ class Client:
         try:
             line = self._file.readline()
         except TimeoutError:
-            raise UnreachableError("the controller did not answer in time") from None
+            raise UnreachableError(self._late()) from None
         except OSError as error:
             raise UnreachableError(f"the controller closed the connection: {error}") from None
         if not line:
@@ -83,14 +88,27 @@ class Client:
             raise AnswerError(str(error.get("code")), str(error.get("text")), answer)
         return answer.get("result") or {}
 
-    def stream(self, request: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-        """A following request: the first answer, then every event line until closed."""
-        self.request(request)
+    def stream(
+        self, request: Mapping[str, Any], on_start: Callable[[int], None] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """A following request: the first answer, then every event line until closed.
+        `on_start(from_seq)` is called once the daemon follows (from_seq: its last seq then)."""
+        result = self.request(request)
+        from_seq = result.get("from_seq")
+        self.following_from = from_seq if isinstance(from_seq, int) else 0
+        if on_start is not None:
+            on_start(self.following_from)
         self._sock.settimeout(None)  # events come when the table deals
         while True:
             answer = self.receive()
             if "event" in answer:
                 yield answer["event"]
+
+    def _late(self) -> str:
+        return (
+            f"the controller did not answer within {self.timeout:g} s (is it hung? shoectl"
+            " --timeout SECONDS waits longer)"
+        )
 
 
 def _connect_failure(path: str, error: OSError) -> str:

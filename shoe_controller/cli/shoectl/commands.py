@@ -11,29 +11,40 @@ from typing import Any
 
 import click
 
+from shoe_controller import __version__
 from shoe_controller.cli.shoectl.acting import action_command
-from shoe_controller.cli.shoectl.client import AnswerError, Client, UnreachableError
+from shoe_controller.cli.shoectl.checks import EventTypeParam
+from shoe_controller.cli.shoectl.client import TIMEOUT_S, AnswerError, UnreachableError
+from shoe_controller.cli.shoectl.edge import edge_command
+from shoe_controller.cli.shoectl.following import follow_events
 from shoe_controller.cli.shoectl.plumbing import (
     EXIT_ATTENTION,
     EXIT_OK,
+    JSON_KEY,
     NAGIOS_UNKNOWN,
+    TIMEOUT_KEY,
     ask,
+    connect,
     fail,
     json_option,
     out,
     painter,
     print_json,
 )
+from shoe_controller.cli.shoectl.recall import recall, write_export
 from shoe_controller.cli.shoectl.render import (
     BANKER,
+    DERIVED_ROADS,
     EVENT_HEADERS,
     PLAYER,
     TIE,
     Cell,
     Painter,
+    ask_lines,
     bead_plate_lines,
     big_road_lines,
     card_text,
+    derived_road_lines,
     event_row,
     render_pairs,
     render_status,
@@ -41,7 +52,10 @@ from shoe_controller.cli.shoectl.render import (
     result_text,
     round_notes,
     short_time,
+    stats_lines,
 )
+from shoe_controller.cli.shoectl.wording import in_shoectl_words
+from shoe_controller.service.scoreboard.svg import board_svg
 from shoe_controller.table.actions import ACTIONS
 
 DEFAULT_SOCKET = "/run/shoe-controller/control.sock"
@@ -71,10 +85,22 @@ class _Shoectl(click.Group):
     metavar="PATH",
     help=f"The controller's control socket (or ${SOCKET_ENV}).",
 )
+@click.option("--json", "as_json", is_flag=True, help="Every command prints JSON (also after it).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the controller's answer before saying it did not come.",
+)
+@click.version_option(__version__, "--version", prog_name="shoectl")
 @click.pass_context
-def main(ctx: click.Context, socket_path: str) -> None:
+def main(ctx: click.Context, socket_path: str, as_json: bool, timeout: float) -> None:
     """See the table through shoe-controller's control socket, and act on it as supervisor."""
     ctx.obj = socket_path
+    ctx.meta[JSON_KEY] = as_json
+    ctx.meta[TIMEOUT_KEY] = timeout
 
 
 # ---------------------------------------------------------------------- seeing
@@ -89,7 +115,7 @@ def status(as_json: bool) -> None:
     if as_json:
         print_json(result)
     else:
-        out(render_status(result, painter()))
+        out(in_shoectl_words(render_status(result, painter())))
     raise SystemExit(EXIT_ATTENTION if level else EXIT_OK)
 
 
@@ -97,9 +123,8 @@ def status(as_json: bool) -> None:
 @json_option
 def check(as_json: bool) -> None:
     """One line for monitoring; exits 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (Nagios)."""
-    socket_path = click.get_current_context().obj
     try:
-        with Client(socket_path) as client:
+        with connect() as client:
             result = client.request({"cmd": "check"})
     except (UnreachableError, AnswerError) as error:
         text = error.text if isinstance(error, AnswerError) else str(error)
@@ -161,13 +186,27 @@ def devices(as_json: bool) -> None:
 @click.option("--last", type=click.IntRange(min=1), help="Only the last K rounds.")
 @json_option
 def rounds(shoe: int | None, last: int | None, as_json: bool) -> None:
-    """The shoe's rounds with their cards and results."""
-    result = ask({"cmd": "rounds", "shoe": shoe, "last": last})
-    if as_json:
-        print_json(result)
+    """The rounds with their cards and results: by default the last ten games, from the shoe
+    before too when this one has dealt fewer (game recall); `round N` shows every step."""
+    if shoe is None and last is None:
+        answers = recall(ask)
+    else:
+        answers = [ask({"cmd": "rounds", "shoe": shoe, "last": last})]
+    if as_json:  # the current shoe's answer; the earlier shoes' recalled rounds beside it
+        print_json({**answers[-1], "earlier": answers[:-1]} if len(answers) > 1 else answers[0])
         return
     paint = painter()
-    out(paint(f"Shoe {result['shoe']}: {result['total']} round(s)", "head"))
+    for number, result in enumerate(answers):
+        if number:
+            out()
+        print_rounds(result, paint)
+
+
+def print_rounds(result: Mapping[str, Any], paint: Painter) -> None:
+    """One shoe's rounds as a table."""
+    shown = len(result["rounds"])
+    more = f", the last {shown} shown" if shown < result["total"] else ""
+    out(paint(f"Shoe {result['shoe']}: {result['total']} round(s){more}", "head"))
     if not result["rounds"]:
         return
     rows = []
@@ -214,9 +253,20 @@ def rounds(shoe: int | None, last: int | None, as_json: bool) -> None:
 @main.command("round", short_help="One round in full, for disputes.")
 @click.argument("number", type=click.IntRange(min=0))
 @click.option("--shoe", type=click.IntRange(min=0), help="Which shoe (default: the current).")
+@click.option(
+    "--export",
+    "export_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the dispute file: the shoe through this round with its hash chain, as JSON"
+    " lines ('-': standard output); `shoe-controller verify FILE` checks it.",
+)
 @json_option
-def round_command(number: int, shoe: int | None, as_json: bool) -> None:
+def round_command(number: int, shoe: int | None, export_file: str | None, as_json: bool) -> None:
     """One round in full with its procedure events (for disputes)."""
+    if export_file is not None:
+        write_export(ask({"cmd": "export", "round": number, "shoe": shoe}), export_file)
+        return
     result = ask({"cmd": "round", "round": number, "shoe": shoe})
     if as_json:
         print_json(result)
@@ -241,12 +291,27 @@ def round_command(number: int, shoe: int | None, as_json: bool) -> None:
     out(render_table(EVENT_HEADERS, [event_row(e, paint) for e in result["events"]], paint))
 
 
-@main.command(short_help="The shoe's bead plate and big road.")
+@main.command(short_help="The shoe's five roads, the ask road and its statistics.")
 @click.option("--shoe", type=click.IntRange(min=0), help="Which shoe (default: the current).")
+@click.option(
+    "--svg",
+    "svg_file",
+    type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+    help="Write the board as an SVG picture to this file ('-': standard output).",
+)
 @json_option
-def road(shoe: int | None, as_json: bool) -> None:
-    """The shoe's bead plate and big road, as the display board draws them."""
+def road(shoe: int | None, svg_file: str | None, as_json: bool) -> None:
+    """The shoe's roads as the display board draws them: bead plate, big road, big eye boy,
+    small road, cockroach pig, and the ask road (docs/scoreboard.md)."""
     result = ask({"cmd": "road", "shoe": shoe})
+    if svg_file is not None:
+        picture = board_svg(result, result.get("table"))
+        try:
+            with click.open_file(svg_file, "w", encoding="utf-8", atomic=svg_file != "-") as file:
+                file.write(picture + "\n")
+        except OSError as error:
+            fail(f"cannot write {svg_file}: {error.strerror or error}")
+        return
     if as_json:
         print_json(result)
         return
@@ -272,6 +337,18 @@ def road(shoe: int | None, as_json: bool) -> None:
     out(paint("Big road", "head") + paint(legend, "dim"))
     for line in big_road_lines(result["big_road"], rows, paint):
         out(line)
+    for name, title in DERIVED_ROADS:
+        out()
+        out(paint(title, "head") + paint("  (R red, B blue: regular, irregular)", "dim"))
+        for line in derived_road_lines(result[name], rows, paint):
+            out(line)
+    out()
+    out(paint("Ask road", "head"))
+    for line in ask_lines(result["ask"], paint):
+        out(line)
+    out()
+    for line in stats_lines(result["stats"], paint):
+        out(line)
 
 
 @main.command(short_help="The event stream; --follow for live.")
@@ -282,6 +359,7 @@ def road(shoe: int | None, as_json: bool) -> None:
     "types",
     multiple=True,
     metavar="TYPE",
+    type=EventTypeParam(),
     help="Only this type (card.dealt) or family (card); repeatable.",
 )
 @click.option(
@@ -303,15 +381,10 @@ def events(follow: bool, types: tuple[str, ...], last: int, as_json: bool) -> No
         for event in ask(request)["events"]:
             print_event(event, as_json, paint)
         return
-    socket_path = click.get_current_context().obj
     try:
-        with Client(socket_path) as client:
-            for event in client.stream({**request, "follow": True}):
-                print_event(event, as_json, paint)
+        follow_events(request, lambda event: print_event(event, as_json, paint))
     except KeyboardInterrupt:
         raise SystemExit(EXIT_OK) from None
-    except UnreachableError as error:
-        fail(str(error))
     except AnswerError as error:
         fail(f"{error.text} ({error.code})")
 
@@ -381,5 +454,6 @@ def outbox(as_json: bool) -> None:
             out(paint(f"... and {more} more", "dim"))
 
 
+main.add_command(edge_command)  # the surveillance group's (issue 15)
 for _action in ACTIONS.values():
     main.add_command(action_command(_action))

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
-from shoe_controller.cli.shoectl.client import AnswerError, Client, UnreachableError
+from shoe_controller.cli.shoectl.client import TIMEOUT_S, AnswerError, Client, UnreachableError
 from shoe_controller.cli.shoectl.render import Painter
 
 EXIT_OK, EXIT_ATTENTION, EXIT_UNREACHABLE, EXIT_NOT_AUTHORIZED = 0, 1, 2, 4
@@ -18,7 +18,29 @@ EXIT_REFUSED = 1
 NAGIOS_UNKNOWN = 3
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead.")
+# Options given before the command (`shoectl --json status`), kept in the context's meta so
+# that every command sees them, whoever wrote it.
+JSON_KEY, TIMEOUT_KEY = "shoectl.json", "shoectl.timeout"
+
+
+def _json_too(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    """`--json` after the command, or before it."""
+    return bool(value) or bool(ctx.meta.get(JSON_KEY))
+
+
+json_option = click.option(
+    "--json", "as_json", is_flag=True, callback=_json_too, help="Print JSON instead."
+)
+
+
+def timeout() -> float:
+    """How long to wait for an answer (`shoectl --timeout`)."""
+    return float(click.get_current_context().meta.get(TIMEOUT_KEY, TIMEOUT_S))
+
+
+def connect() -> Client:
+    """A connection to the control socket of the command line; UnreachableError if none."""
+    return Client(click.get_current_context().obj, timeout())
 
 
 def fail(text: str, code: int = EXIT_UNREACHABLE) -> NoReturn:
@@ -28,9 +50,8 @@ def fail(text: str, code: int = EXIT_UNREACHABLE) -> NoReturn:
 
 def ask(request: Mapping[str, Any]) -> dict[str, Any]:
     """One request on a fresh connection; exits 2 with one line when it cannot be answered."""
-    socket_path = click.get_current_context().obj
     try:
-        with Client(socket_path) as client:
+        with connect() as client:
             return client.request(request)
     except UnreachableError as error:
         fail(str(error))

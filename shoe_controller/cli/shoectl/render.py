@@ -23,6 +23,8 @@ STYLES: dict[str, dict[str, Any]] = {
     "dim": {"dim": True},
     "head": {"bold": True},
     "red_suit": {"fg": "red"},
+    "red": {"fg": "red", "bold": True},  # the derived roads' colours (ROADS.md)
+    "blue": {"fg": "blue", "bold": True},
 }
 LEVEL_STYLE = {0: "ok", 1: "warn", 2: "crit", 3: "warn"}
 HIDDEN = "??"  # a card the table may not show yet (R15) or does not know
@@ -248,6 +250,55 @@ def big_road_lines(cells: Sequence[Mapping[str, Any]], rows: int, paint: Painter
         right = paint("•", PLAYER) if cell["player_pair"] else " "
         grid[cell["row"]][cell["column"]] = f"{left}{letter}{tie_mark}{right}"
     return ["|" + "".join(row) + "|" for row in grid] if columns else ["(no rounds yet)"]
+
+
+DERIVED_ROADS = (
+    ("big_eye_boy", "Big eye boy"),
+    ("small_road", "Small road"),
+    ("cockroach_pig", "Cockroach pig"),
+)
+COLOUR_LETTER = {"red": "R", "blue": "B"}  # as ROADS.md writes them
+
+
+def derived_road_lines(road: Mapping[str, Any], rows: int, paint: Painter) -> list[str]:
+    """A derived road as drawn, `R` red and `B` blue, dragon tails turned right."""
+    cells = road.get("cells") or []
+    columns = max((cell["column"] for cell in cells), default=-1) + 1
+    grid = [["  "] * columns for _ in range(rows)]
+    for cell in cells:
+        colour = cell["colour"]
+        grid[cell["row"]][cell["column"]] = paint(COLOUR_LETTER[colour], colour) + " "
+    return ["|" + "".join(row) + "|" for row in grid] if columns else ["(not started yet)"]
+
+
+def ask_lines(ask: Mapping[str, Mapping[str, str | None]], paint: Painter) -> list[str]:
+    """What each derived road would add after a Banker win, and after a Player win."""
+    lines = []
+    for side, role in (("banker", BANKER), ("player", PLAYER)):
+        entries = []
+        for name, title in DERIVED_ROADS:
+            colour = (ask.get(side) or {}).get(name)
+            shown = paint(COLOUR_LETTER[colour], colour) if colour else "-"
+            entries.append(f"{title.lower()} {shown}")
+        lines.append(f"{paint(side.capitalize().ljust(6), role)} next: " + "  ".join(entries))
+    return lines
+
+
+def stats_lines(stats: Mapping[str, Any], paint: Painter) -> list[str]:
+    """The cards of the shoe: dealt, left, and left by rank (only cards already shown)."""
+    line = f"naturals {stats.get('naturals', 0)}  cards dealt {stats.get('cards_dealt', 0)}"
+    if stats.get("cards_left") is not None:
+        line += f"  cards left {stats['cards_left']}"
+    lines = [line]
+    by_rank = stats.get("cards_left_by_rank")
+    if by_rank:
+        ranks = "  ".join(
+            f"{'10' if rank == 'T' else rank} {left}" for rank, left in by_rank.items()
+        )
+        lines.append(paint("Left by rank ", "head") + ranks)
+    if stats.get("cards_unknown"):
+        lines.append(paint(f"({stats['cards_unknown']} card(s) out not shown yet)", "dim"))
+    return lines
 
 
 def render_status(result: Mapping[str, Any], paint: Painter) -> str:

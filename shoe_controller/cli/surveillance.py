@@ -1,0 +1,62 @@
+"""`shoe-controller surveillance`: the companion that reports the exact edge of every bet on the
+cards left after every round (issue 15, docs/surveillance.md)."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from shoe_controller.service import logs
+from shoe_controller.service.config import DEFAULT_PATH, ConfigError, load
+
+
+@click.command("surveillance")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_PATH,
+    show_default=True,
+    help="The controller's TOML configuration (its socket, decks, pay table, R14.1 round).",
+)
+@click.option(
+    "--socket", "socket_path", metavar="PATH", help="The control socket (default: the config's)."
+)
+def surveillance_command(config_path: Path, socket_path: str | None) -> None:
+    """Follow the table and report the exact edge of every bet on the cards left, each round.
+
+    Runs beside the controller as its own process (numpy and the analysis stay out of the
+    daemon): it follows the journal's events on the control socket and sends a report after
+    every round, after a burn and when a shoe opens; the controller raises surveillance.edge
+    when a bet's player edge rises above [surveillance] threshold. Run it as the
+    controller's user or a member of [surveillance] group (docs/surveillance.md).
+    """
+    from shoe_controller.service.surveillance import (  # noqa: PLC0415 - numpy, when called
+        Companion,
+        ReportRefused,
+        nothing_to_watch,
+    )
+
+    try:
+        config = load(config_path)
+    except ConfigError as error:
+        raise click.ClickException(str(error).replace("\n", "\\n")) from None
+    logs.apply(config.log, squeeze=config.procedures.squeeze, table=config.table.id)
+    reason = nothing_to_watch(config)
+    if reason is not None:
+        click.echo(f"surveillance: nothing to watch: {reason}", err=True)
+        return
+    companion = Companion(config, socket_path=socket_path)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        companion.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        companion.run()
+    except ReportRefused as error:
+        raise click.ClickException(f"the controller refused: {error.text}") from None

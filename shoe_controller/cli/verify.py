@@ -1,0 +1,285 @@
+"""`shoe-controller verify`: the dispute check of an export file, or the chain of a journal.
+
+`verify FILE` (written by `shoe-controller export` or `shoectl round N --export`): the hash
+chain is intact from the link the file says it follows to its last record, and replaying
+its inputs on a fresh table gives exactly its events. `verify --journal PATH`: the whole
+chain of a journal file, read-only (the daemon may be running), and its integrity check.
+Exit 0 verified, 1 not (each check says why, naming the first bad record).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shoe_controller.store.chain import (
+    EVENT,
+    GENESIS,
+    INPUT,
+    ChainRecord,
+    event_canonical,
+    input_canonical,
+    walk,
+)
+from shoe_controller.store.export import FORMAT, FORMAT_VERSION
+from shoe_controller.store.journal import Journal, JournalError
+from shoe_controller.store.records import ReplayStep, StoredEvent
+from shoe_controller.table.config import TableConfig
+from shoe_controller.table.procedures import Table
+from shoe_controller.vocab.inputs import InputError, input_from_json
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+class FileError(click.ClickException):
+    """A file that is not an export, or a line that is not a record; the text names the line."""
+
+
+@dataclass
+class Verdict:
+    """What each check found, as lines for a person, and whether all of them passed."""
+
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    ok: bool = True
+
+    def say(self, what: str, text: str, *, good: bool = True) -> None:
+        self.lines.append((what, text))
+        self.ok = self.ok and good
+
+
+@dataclass
+class ExportFile:
+    header: dict[str, Any]
+    inputs: list[dict[str, Any]]
+    events: dict[int, list[dict[str, Any]]]  # by input_no
+    records: list[ChainRecord]  # in the file's order
+    trailer: dict[str, Any]
+
+
+def read_export(lines: Iterable[str], name: str) -> ExportFile:
+    """The records of an export file, checked for shape; FileError naming the line."""
+    header: dict[str, Any] | None = None
+    trailer: dict[str, Any] | None = None
+    inputs: list[dict[str, Any]] = []
+    events: dict[int, list[dict[str, Any]]] = {}
+    records: list[ChainRecord] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{name} line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise FileError(f"{where}: not JSON: {error.msg}") from None
+        kind = record.get("record") if isinstance(record, dict) else None
+        if trailer is not None:
+            raise FileError(f"{where}: a record after the end record")
+        if header is None:
+            if kind != "export" or record.get("format") != FORMAT:
+                raise FileError(f"{where}: not a shoe-controller export (no export header)")
+            if record.get("version") != FORMAT_VERSION:
+                raise FileError(f"{where}: export version {record.get('version')!r}, expected 1")
+            header = record
+        elif kind == INPUT:
+            records.append(_chain_record(record, where, _input_fields))
+            inputs.append(record)
+        elif kind == EVENT:
+            records.append(_chain_record(record, where, _event_fields))
+            events.setdefault(int(record["input_no"]), []).append(record)
+        elif kind == "end":
+            trailer = record
+        else:
+            raise FileError(f"{where}: unknown record {kind!r}")
+    if header is None:
+        raise FileError(f"{name}: empty, not an export")
+    if trailer is None:
+        raise FileError(f"{name}: no end record: the file was cut short")
+    return ExportFile(header, inputs, events, records, trailer)
+
+
+def _input_fields(record: Mapping[str, Any]) -> ChainRecord:
+    number, first_seq, count = record["input_no"], record["first_seq"], record["event_count"]
+    text = input_canonical(
+        (number, record["shoe"], record["type"], _ENCODE(record["input"]),
+         record["recorded_at"], first_seq, count)
+    )  # fmt: skip
+    seqs = range(first_seq, first_seq + count) if first_seq is not None else range(0)
+    return ChainRecord(INPUT, number, number, text, record["chain"], seqs)
+
+
+def _event_fields(record: Mapping[str, Any]) -> ChainRecord:
+    text = event_canonical(
+        (record["seq"], record["input_no"], record["type"], record["at"], record["shoe"],
+         record["round"], _ENCODE(record["data"]))
+    )  # fmt: skip
+    return ChainRecord(EVENT, record["seq"], record["input_no"], text, record["chain"])
+
+
+def _chain_record(
+    record: Mapping[str, Any], where: str, fields: Callable[[Mapping[str, Any]], ChainRecord]
+) -> ChainRecord:
+    try:
+        return fields(record)
+    except (KeyError, TypeError, ValueError) as error:
+        raise FileError(f"{where}: not a whole {record.get('record')} record: {error}") from None
+
+
+def verify_export(export: ExportFile, override: TableConfig | None) -> Verdict:
+    """The chain, then the replay (module docstring)."""
+    verdict = Verdict()
+    header, trailer = export.header, export.trailer
+    selection = ", ".join(f"{key} {value}" for key, value in header.get("selection", {}).items())
+    first, last = header.get("inputs", [None, None])
+    verdict.say(
+        "file",
+        f"{selection} (inputs {first}-{last}) of controller {header.get('controller_id')},"
+        f" exported {header.get('exported_at')}",
+    )
+    report = walk(export.records, str(header.get("follows")), str(trailer.get("head")))
+    if report.intact and trailer.get("records") != len(export.records):
+        verdict.say(
+            "chain",
+            f"BROKEN: the end record counts {trailer.get('records')} records, the file"
+            f" holds {len(export.records)}",
+            good=False,
+        )
+    elif report.intact:
+        verdict.say("chain", f"intact: {report.records} record(s), last link {report.head}")
+    else:
+        verdict.say("chain", f"BROKEN at {report.first_bad}: {report.problem}", good=False)
+    _replay(export, override, verdict)
+    return verdict
+
+
+def _replay(export: ExportFile, override: TableConfig | None, verdict: Verdict) -> None:
+    header = export.header
+    config = override
+    if config is None and header.get("procedures") is not None:
+        try:
+            config = TableConfig.from_mapping(header["procedures"])
+        except (TypeError, ValueError) as error:
+            verdict.say("replay", f"NOT DONE: the file's table settings: {error}", good=False)
+            return
+    if config is None:
+        verdict.say(
+            "replay",
+            "NOT DONE: the file carries no table settings; give --config (the daemon's file)",
+            good=False,
+        )
+        return
+    start = (header.get("inputs") or [0])[0]
+    # As recovery does (Journal.replay_steps): a shoe begun before the stretch is over.
+    begun_before = {shoe["shoe"] for shoe in header.get("shoes", []) if shoe["first_input"] < start}
+    first_shoe = next((item["shoe"] for item in export.inputs if item["shoe"] is not None), None)
+    table = Table(config, last_shoe=max((first_shoe or 1) - 1, 0))
+    replayed = events = skipped = 0
+    for item in export.inputs:
+        if item["shoe"] in begun_before:
+            skipped += 1
+            continue
+        stored = tuple(_stored(event) for event in export.events.get(item["input_no"], []))
+        try:
+            fresh = table.apply(input_from_json(item["input"]))
+        except InputError as error:
+            verdict.say("replay", f"DIFFERS: input {item['input_no']}: {error}", good=False)
+            return
+        step = ReplayStep(item["input_no"], item["shoe"], item["input"], stored)
+        problem = step.mismatch(fresh)
+        if problem is not None:
+            verdict.say("replay", f"DIFFERS: {problem}", good=False)
+            return
+        replayed += 1
+        events += len(stored)
+    note = f"; {skipped} input(s) of a shoe begun earlier not replayed" if skipped else ""
+    verdict.say(
+        "replay", f"equal: {replayed} input(s) replayed give their {events} stored event(s){note}"
+    )
+
+
+def _stored(event: Mapping[str, Any]) -> StoredEvent:
+    return StoredEvent(
+        event["seq"], event["id"], event["type"], event["at"], event["shoe"], event["round"],
+        event["data"], event["input_no"],
+    )  # fmt: skip
+
+
+def verify_journal(path: Path) -> Verdict:
+    """The whole chain of a journal file and its integrity check, read-only."""
+    verdict = Verdict()
+    with Journal.open(path, None, read_only=True) as journal:
+        state = journal.chain_state()
+        verdict.say(
+            "journal",
+            f"{path}: controller {journal.controller_id}, inputs up to {journal.last_input()},"
+            f" seqs up to {journal.last_seq()}",
+        )
+        report = journal.verify_chain()
+        anchor = "the start" if state["anchor"] == GENESIS else f"anchor {state['anchor']}"
+        since = f"; linked as stored from input {state['chained_from']}"
+        if state["migrated_at"] is not None:
+            since += ", the earlier inputs when schema 1 was migrated"
+        if report.intact:
+            verdict.say("chain", f"intact: {report.records} record(s) from {anchor}{since}")
+        else:
+            verdict.say("chain", f"BROKEN at {report.first_bad}: {report.problem}", good=False)
+        problems = journal.check()
+        if problems:
+            verdict.say("check", "; ".join(problems), good=False)
+        else:
+            verdict.say("check", "sound")
+    return verdict
+
+
+def _load_config(path: Path | None) -> TableConfig | None:
+    if path is None:
+        return None
+    from shoe_controller.service.config import ConfigError, load  # noqa: PLC0415 - only with --config
+
+    try:
+        return load(path).procedures
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@click.command("verify")
+@click.argument(
+    "file", required=False, type=click.Path(dir_okay=False, exists=True, path_type=Path)
+)
+@click.option(
+    "--journal",
+    "journal_path",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Check this journal's whole chain instead (read-only; the daemon may run).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Replay with this configuration's table settings instead of the file's.",
+)
+def verify_command(file: Path | None, journal_path: Path | None, config_path: Path | None) -> None:
+    """Check an export's hash chain and replay it, or check a journal's whole chain."""
+    if (file is None) == (journal_path is None):
+        raise click.UsageError("give an export FILE, or --journal PATH")
+    try:
+        if journal_path is not None:
+            verdict = verify_journal(journal_path)
+        else:
+            assert file is not None
+            with file.open(encoding="utf-8") as stream:
+                export = read_export(stream, str(file))
+            verdict = verify_export(export, _load_config(config_path))
+    except JournalError as error:
+        raise click.ClickException(str(error)) from None
+    except UnicodeDecodeError:
+        raise FileError(f"{file}: not UTF-8 text") from None
+    width = max(len(what) for what, _ in verdict.lines)
+    for what, text in verdict.lines:
+        click.echo(f"{what.ljust(width)}  {text}")
+    click.echo("VERIFIED" if verdict.ok else "NOT VERIFIED")
+    raise SystemExit(0 if verdict.ok else 1)
