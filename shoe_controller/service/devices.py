@@ -272,8 +272,8 @@ class DeviceRunner:
     def _on_status(self, status: ConnectionStatus, detail: str | None) -> None:
         if status is ConnectionStatus.SILENT:
             self._silent = True
-        elif status is not ConnectionStatus.CONNECTED:
-            self._silent = False  # lost or stopped says more than silent
+        elif status in (ConnectionStatus.LOST, ConnectionStatus.STOPPED):
+            self._silent = False  # says more than silent (a reopen that fails does not)
         self.status = "silent" if self._silent else status.value
         now = self._clock()
         if status is ConnectionStatus.CONNECTED:
