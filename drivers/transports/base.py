@@ -54,6 +54,12 @@ class Transport(ABC):
     def close(self) -> None:
         """Close the port; safe to call twice and after a failure."""
 
+    def readable_fd(self) -> int | None:
+        """A file descriptor the event loop can watch for input, when the port has one: then
+        `read()` is called only once it is readable, on the loop's own thread (no thread
+        hand-off on a card's way in). None: `read()` runs in a worker thread."""
+        return None
+
     @property
     @abstractmethod
     def is_open(self) -> bool: ...

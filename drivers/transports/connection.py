@@ -190,6 +190,10 @@ class DeviceConnection(Generic[T]):
         read_future: asyncio.Future[bytes] | None = None
         last_activity = self.clock()
         frames_seen = self._frames_received()
+        fd = self.transport.readable_fd()
+        readable = asyncio.Event()
+        if fd is not None:
+            loop.add_reader(fd, readable.set)
         try:
             while not self._stopping:
                 self._raise_write_error()
@@ -199,42 +203,62 @@ class DeviceConnection(Generic[T]):
                 for item in protocol.poll(now) or ():
                     yield item
                 await self._flush(pool)
-                if read_future is None:
-                    read_future = loop.run_in_executor(pool, self.transport.read, READ_CHUNK)
                 if self._wake is None or self._wake.done():
                     self._wake = loop.create_future()
-                await asyncio.wait(
-                    (read_future, self._wake),
-                    timeout=self.poll_interval,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                if read_future.done():
-                    finished, read_future = read_future, None
-                    data = finished.result()  # TransportError ends the session
-                    if data:
-                        self.stats.bytes_in += len(data)
-                        items = protocol.receive_data(data)
-                        frames = self._frames_received()
-                        if frames is None or frames != frames_seen:
-                            last_activity = self.clock()
-                            frames_seen = frames
-                        for item in items:
-                            yield item
-                            await self._flush(pool)  # e.g. the ACK once the item is stored
-                        if items:  # time the consumer spent storing is not device silence
-                            last_activity = max(last_activity, self.clock())
+                if fd is not None:
+                    data = await self._read_when_readable(readable)
+                else:
+                    if read_future is None:
+                        read_future = loop.run_in_executor(pool, self.transport.read, READ_CHUNK)
+                    await asyncio.wait(
+                        (read_future, self._wake),
+                        timeout=self.poll_interval,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                    data = b""
+                    if read_future.done():
+                        finished, read_future = read_future, None
+                        data = finished.result()  # TransportError ends the session
+                if data:
+                    self.stats.bytes_in += len(data)
+                    items = protocol.receive_data(data)
+                    frames = self._frames_received()
+                    if frames is None or frames != frames_seen:
+                        last_activity = self.clock()
+                        frames_seen = frames
+                    for item in items:
+                        yield item
+                        await self._flush(pool)  # e.g. the ACK once the item is stored
+                    if items:  # time the consumer spent storing is not device silence
+                        last_activity = max(last_activity, self.clock())
                 silent_for = self.clock() - last_activity
                 if silent_for > self.silence_timeout:
                     raise DeviceSilentError(
                         f"{self.transport.name}: no frame for {silent_for:.1f} s"
                     )
         finally:
+            if fd is not None:
+                loop.remove_reader(fd)
             if read_future is not None:
                 # the blocking read returns within its timeout; close only after it did
                 with contextlib.suppress(Exception):
                     await asyncio.wait((read_future,), timeout=2.0)
                 if read_future.done() and not read_future.cancelled():
                     read_future.exception()  # the session already ended for its own reason
+
+    async def _read_when_readable(self, readable: asyncio.Event) -> bytes:
+        """The bytes waiting once the port is readable (or b"" at the poll tick or a wake)."""
+        if not readable.is_set():
+            assert self._wake is not None
+            ready = asyncio.ensure_future(readable.wait())
+            await asyncio.wait(
+                (ready, self._wake), timeout=self.poll_interval, return_when=asyncio.FIRST_COMPLETED
+            )
+            ready.cancel()
+        if not readable.is_set():
+            return b""
+        readable.clear()
+        return self.transport.read(READ_CHUNK)  # readable: returns at once (TransportError ends)
 
     def _raise_write_error(self) -> None:
         error, self._write_error = self._write_error, None

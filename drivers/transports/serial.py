@@ -76,6 +76,12 @@ class SerialTransport(Transport):
         except (serial.SerialException, OSError, ValueError, TypeError) as exc:
             raise TransportError(f"{self.url}: write failed: {exc}") from exc
 
+    def readable_fd(self) -> int | None:
+        """The tty's descriptor (device paths and ptys); None for network URLs."""
+        port = self._port
+        fd = getattr(port, "fd", None) if port is not None else None
+        return fd if isinstance(fd, int) else None
+
     def close(self) -> None:
         port, self._port = self._port, None
         if port is not None:
