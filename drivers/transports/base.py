@@ -54,6 +54,11 @@ class Transport(ABC):
     def close(self) -> None:
         """Close the port; safe to call twice and after a failure."""
 
+    def read_ready(self, max_bytes: int = READ_CHUNK) -> bytes:
+        """Once `readable_fd` said readable: the bytes waiting, at once (b"" when the wake-up
+        was for bytes already read); never waits for more."""
+        return self.read(max_bytes)
+
     def readable_fd(self) -> int | None:
         """A file descriptor the event loop can watch for input, when the port has one: then
         `read()` is called only once it is readable, on the loop's own thread (no thread

@@ -258,7 +258,7 @@ class DeviceConnection(Generic[T]):
         if not readable.is_set():
             return b""
         readable.clear()
-        return self.transport.read(READ_CHUNK)  # readable: returns at once (TransportError ends)
+        return self.transport.read_ready(READ_CHUNK)  # at once; TransportError ends the session
 
     def _raise_write_error(self) -> None:
         error, self._write_error = self._write_error, None

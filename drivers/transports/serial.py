@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import select
 from typing import Any
 
 import serial
@@ -75,6 +76,23 @@ class SerialTransport(Transport):
             port.write(data)
         except (serial.SerialException, OSError, ValueError, TypeError) as exc:
             raise TransportError(f"{self.url}: write failed: {exc}") from exc
+
+    def read_ready(self, max_bytes: int = READ_CHUNK) -> bytes:
+        """The bytes waiting, without blocking the event loop: a readable tty with nothing
+        waiting is a hung-up one (TransportError), unless bytes came meanwhile."""
+        port = self._require_open()
+        try:
+            waiting = port.in_waiting
+            if not waiting:
+                readable, _, _ = select.select([port.fd], [], [], 0)
+                if not readable:
+                    return b""  # woken for bytes already read
+                waiting = port.in_waiting
+                if not waiting:
+                    raise TransportError(f"{self.url}: the port hung up")
+            return bytes(port.read(min(waiting, max_bytes)))
+        except (serial.SerialException, OSError, ValueError, TypeError) as exc:
+            raise TransportError(f"{self.url}: read failed: {exc}") from exc
 
     def readable_fd(self) -> int | None:
         """The tty's descriptor (device paths and ptys); None for network URLs."""
