@@ -1,51 +1,29 @@
-"""The journal's read side: counters, the outbox, shoes and rounds, replay steps, the check.
+"""The journal's questions: counters, the outbox, shoes and rounds, links, replay steps.
 
-`JournalReader` holds the connection and asks it questions; `Journal` (journal.py) is a
-JournalReader that also writes, so every query is a method of the one class users import.
+`JournalReader` asks them; what it inherits checks the file (integrity.py: the check, the
+hash chain) over the connection (connection.py). `Journal` (journal.py) is a JournalReader
+that also writes, so every query is a method of the one class users import.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any
 
-from shoe_controller.store.chain import (
-    EVENT_CHAIN_COLUMNS,
-    INPUT_CHAIN_COLUMNS,
-    ChainReport,
-    event_record,
-    in_chain_order,
-    input_record,
-    walk,
-)
-from shoe_controller.store.errors import JournalCorrupt
+from shoe_controller.store.integrity import JournalIntegrity
 from shoe_controller.store.records import (
     EVENT_COLUMNS,
     ReplayStep,
     RoundInfo,
     ShoeInfo,
     StoredEvent,
-    stored_event,
 )
-from shoe_controller.store.transactions import query, transaction
 
 COMMAND_WINDOW = 20_000  # inputs searched for a command sent again (hours of dealing)
 
 
-class JournalReader:
+class JournalReader(JournalIntegrity):
     """Queries on the journal file at `path`; each one sees a single consistent snapshot."""
-
-    def __init__(
-        self, connection: sqlite3.Connection, path: Path, controller_id: str, *, read_only: bool
-    ) -> None:
-        self._conn = connection
-        self.path = path
-        self.controller_id = controller_id
-        self.read_only = read_only
-        self._chain_report: ChainReport | None = None
 
     # ------------------------------------------------------------------ counters
 
@@ -200,147 +178,3 @@ class JournalReader:
             ReplayStep(input_no, shoe, json.loads(body), tuple(events.get(input_no, ())))
             for input_no, shoe, body, _ in inputs
         ]
-
-    # ------------------------------------------------------------------ integrity
-
-    def check(self) -> list[str]:
-        """Integrity problems found (empty list: sound): pages, seq continuity, counters.
-
-        Damage that stops SQLite from reading the file at all is a problem found too, not an
-        exception: whoever asks gets the answer "damaged", never a journal reported sound.
-        """
-        try:
-            return self._check()
-        except JournalCorrupt as exc:
-            return [f"sqlite: {exc}"]
-
-    def _check(self) -> list[str]:
-        problems: list[str] = []
-        with self._read() as conn:
-            pages = [row[0] for row in conn.execute("PRAGMA quick_check")]
-            if pages != ["ok"]:
-                problems.extend(f"sqlite: {line}" for line in pages)
-                return problems
-            last_seq, last_input, acked = conn.execute(
-                "SELECT last_seq, last_input, acked_through FROM journal"
-            ).fetchone()
-            low, high, count = conn.execute(
-                "SELECT min(seq), max(seq), count(*) FROM events"
-            ).fetchone()
-            if count and high - low + 1 != count:
-                problems.append(f"seq gap: {count} events held between {low} and {high}")
-            if count and high != last_seq:
-                problems.append(f"last seq stored {high} but counter says {last_seq}")
-            if acked > last_seq:
-                problems.append(f"acked_through {acked} beyond last seq {last_seq}")
-            top_input = conn.execute("SELECT max(input_no) FROM inputs").fetchone()[0]
-            if top_input is not None and top_input != last_input:
-                problems.append(f"last input stored {top_input} but counter says {last_input}")
-            torn = conn.execute(
-                "SELECT i.input_no FROM inputs i WHERE i.event_count != (SELECT count(*)"
-                " FROM events e WHERE e.seq >= i.first_seq"
-                " AND e.seq < i.first_seq + i.event_count AND e.input_no = i.input_no) LIMIT 5"
-            ).fetchall()
-            problems.extend(f"input {row[0]} lacks some of its events" for row in torn)
-        return problems
-
-    # ------------------------------------------------------------------ the hash chain
-
-    @property
-    def chain_report(self) -> ChainReport | None:
-        """What the last walk of the chain found (None: not walked yet by this object)."""
-        return self._chain_report
-
-    def verify_chain(self) -> ChainReport:
-        """Walk the whole chain (store/chain.py) from the anchor to the head, in one snapshot.
-
-        Never repairs anything: a broken chain stays broken in the file, and this report
-        (also kept as `chain_report`) names its first bad record. Damage SQLite cannot read
-        past is a broken chain too, never an intact one.
-        """
-        try:
-            with self._read() as conn:
-                anchor, head = conn.execute(
-                    "SELECT chain_anchor, chain_head FROM journal"
-                ).fetchone()
-                inputs = conn.execute(f"SELECT {INPUT_CHAIN_COLUMNS} FROM inputs ORDER BY input_no")
-                events = conn.execute(f"SELECT {EVENT_CHAIN_COLUMNS} FROM events ORDER BY seq")
-                records = in_chain_order(map(input_record, inputs), map(event_record, events))
-                report = walk(records, anchor, head)
-        except JournalCorrupt as exc:
-            report = ChainReport(False, 0, "", "", "the file", f"sqlite: {exc}")
-        self._chain_report = report
-        return report
-
-    def chain_status(self) -> dict[str, Any] | None:
-        """The last walk's report as JSON (the status answer's `journal_chain`), or None."""
-        report = self._chain_report
-        return None if report is None else report.to_json()
-
-    def chain_state(self) -> dict[str, Any]:
-        """The chain's fixed points: anchor, head, where live linking began, the migration."""
-        anchor, head, chained_from, migrated_at = self._query(
-            "SELECT chain_anchor, chain_head, chained_from, migrated_at FROM journal"
-        )[0]
-        return {
-            "anchor": anchor,
-            "head": head,
-            "chained_from": chained_from,
-            "migrated_at": migrated_at,
-        }
-
-    def chain_rows(
-        self, from_input: int, to_input: int
-    ) -> tuple[str, list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-        """The inputs `from_input`..`to_input` and their events as stored (INPUT_CHAIN_COLUMNS,
-        EVENT_CHAIN_COLUMNS), with the link the first of them follows: the record stored just
-        before (the last event of the input before, or that input), else the journal's anchor.
-        One snapshot, for `shoe-controller export`."""
-        with self._read() as conn:
-            inputs = conn.execute(
-                f"SELECT {INPUT_CHAIN_COLUMNS} FROM inputs WHERE input_no BETWEEN ? AND ?"
-                " ORDER BY input_no",
-                (from_input, to_input),
-            ).fetchall()
-            spans = [(row[5], row[5] + row[6] - 1) for row in inputs if row[5] is not None]
-            events = []
-            if spans:  # by seq, the primary key: the events table has no input_no index
-                events = conn.execute(
-                    f"SELECT {EVENT_CHAIN_COLUMNS} FROM events WHERE seq BETWEEN ? AND ?"
-                    " ORDER BY seq",
-                    (min(low for low, _ in spans), max(high for _, high in spans)),
-                ).fetchall()
-            before = conn.execute(
-                "SELECT chain, first_seq, event_count FROM inputs WHERE input_no < ?"
-                " ORDER BY input_no DESC LIMIT 1",
-                (from_input,),
-            ).fetchone()
-            if before is None:
-                previous = conn.execute("SELECT chain_anchor FROM journal").fetchone()[0]
-            elif before[2]:  # its last event is the record stored just before
-                last = conn.execute(
-                    "SELECT chain FROM events WHERE seq = ?", (before[1] + before[2] - 1,)
-                ).fetchone()
-                previous = last[0] if last is not None else ""
-            else:
-                previous = before[0]
-        return previous, inputs, events
-
-    # ------------------------------------------------------------------ internals
-
-    def _event(self, row: tuple[Any, ...]) -> StoredEvent:
-        return stored_event(self.controller_id, row)
-
-    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
-        rows = self._query(sql, params)
-        return rows[0][0] if rows else None
-
-    def _one_int(self, sql: str) -> int:
-        return int(self._one(sql))
-
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        return query(self._conn, self.path, sql, params)
-
-    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
-        """A read transaction: several SELECTs see one snapshot."""
-        return transaction(self._conn, self.path, "BEGIN")
