@@ -118,11 +118,12 @@ def test_a_whole_shoe_exports_with_its_chain_and_verifies(table: Table, shoe_fil
     assert all({k: line[k] for k in stored[line["seq"]]} == stored[line["seq"]] for line in events)
     assert trailer == {"record": "end", "records": len(lines) - 2, "head": lines[-2]["chain"]}
 
-    result = cli("verify", str(shoe_file))
+    result = cli("verify", str(shoe_file), "--utc")  # times for a person, in UTC
     assert result.returncode == 0, result.stdout + result.stderr
+    exported = header["exported_at"]  # 2026-11-30T11:18:47.940477Z: shown to the millisecond
     assert result.stdout.splitlines() == [
         f"file    shoe 1 (inputs {shoe.first_input}-{shoe.last_input}) of controller"
-        f" {CONTROLLER}, exported {header['exported_at']}",
+        f" {CONTROLLER}, exported {exported[:10]} {exported[11:23]} +00:00",
         f"chain   intact: {len(lines) - 2} record(s), last link {trailer['head']}",
         f"replay  equal: {len(inputs)} input(s) replayed give their {len(events)} stored event(s)",
         "VERIFIED",

@@ -205,7 +205,7 @@ def test_rounds_and_round_show_cards_with_suits(live: LiveTable) -> None:
     assert re.match(r"1 +\S+ +Player +9-3 +2♠ 7♥ +4♦ 9♣ +natural player$", lines[2])
     assert re.match(r"2 +\S+ +Banker +4-6 +Q♥ A♥ 3♣ +5♦ A♦ +lucky 6 .*insurance x1$", lines[3])
     assert re.match(r"3 +\S+ +dealing +3♥$", lines[4])
-    last = live.shoectl("rounds", "--last", "1", "--json")
+    last = live.shoectl("rounds", "--last", "1", "--json", "--utc")  # the journal's time form
     data = json.loads(last.stdout)
     assert [r["round"] for r in data["rounds"]] == [3]
     assert data == live.request({"cmd": "rounds", "last": 1})["result"]
@@ -313,7 +313,8 @@ def test_events_filtered_and_as_json_lines(live: LiveTable) -> None:
         ["card.dealt", "P2 7♥"],
         ["card.dealt", "B2 9♣"],
     ]
-    lines = live.shoectl("events", "-n", "3", "--json").stdout.splitlines()
+    # --utc: times in the journal's own form, so each line is the push API's (docs/shoectl.md)
+    lines = live.shoectl("events", "-n", "3", "--json", "--utc").stdout.splitlines()
     assert [json.loads(line) for line in lines] == [e.to_wire() for e in live.events()[-3:]]
     bad = live.shoectl("events", "--type", "card.flipped")
     assert bad.returncode == 2

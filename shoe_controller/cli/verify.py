@@ -4,7 +4,8 @@
 chain is intact from the link the file says it follows to its last record, and replaying
 its inputs on a fresh table gives exactly its events. `verify --journal PATH`: the whole
 chain of a journal file, read-only (the daemon may be running), and its integrity check.
-Exit 0 verified, 1 not (each check says why, naming the first bad record).
+Exit 0 verified, 1 not (each check says why, naming the first bad record). Times are shown
+in this machine's zone with the offset, or in UTC with `--utc` (as shoectl shows them).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import click
 
+from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.store.chain import (
     EVENT,
     GENESIS,
@@ -129,8 +131,8 @@ def _chain_record(
         raise FileError(f"{where}: not a whole {record.get('record')} record: {error}") from None
 
 
-def verify_export(export: ExportFile, override: TableConfig | None) -> Verdict:
-    """The chain, then the replay (module docstring)."""
+def verify_export(export: ExportFile, override: TableConfig | None, times: Times) -> Verdict:
+    """The chain, then the replay (module docstring); times shown as `times` says."""
     verdict = Verdict()
     header, trailer = export.header, export.trailer
     selection = ", ".join(f"{key} {value}" for key, value in header.get("selection", {}).items())
@@ -138,7 +140,7 @@ def verify_export(export: ExportFile, override: TableConfig | None) -> Verdict:
     verdict.say(
         "file",
         f"{selection} (inputs {first}-{last}) of controller {header.get('controller_id')},"
-        f" exported {header.get('exported_at')}",
+        f" exported {times.stamp(header.get('exported_at'))}",
     )
     report = walk(export.records, str(header.get("follows")), str(trailer.get("head")))
     if report.intact and trailer.get("records") != len(export.records):
@@ -262,7 +264,10 @@ def _load_config(path: Path | None) -> TableConfig | None:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Replay with this configuration's table settings instead of the file's.",
 )
-def verify_command(file: Path | None, journal_path: Path | None, config_path: Path | None) -> None:
+@click.option("--utc", is_flag=True, help="Times in UTC instead of this machine's zone (TZ).")
+def verify_command(
+    file: Path | None, journal_path: Path | None, config_path: Path | None, utc: bool
+) -> None:
     """Check an export's hash chain and replay it, or check a journal's whole chain."""
     if (file is None) == (journal_path is None):
         raise click.UsageError("give an export FILE, or --journal PATH")
@@ -273,7 +278,7 @@ def verify_command(file: Path | None, journal_path: Path | None, config_path: Pa
             assert file is not None
             with file.open(encoding="utf-8") as stream:
                 export = read_export(stream, str(file))
-            verdict = verify_export(export, _load_config(config_path))
+            verdict = verify_export(export, _load_config(config_path), Times.chosen(utc))
     except JournalError as error:
         raise click.ClickException(str(error)) from None
     except UnicodeDecodeError:

@@ -24,6 +24,7 @@ from shoe_controller.cli.shoectl.plumbing import (
     painter,
     print_json,
     timeout,
+    times,
 )
 from shoe_controller.cli.shoectl.render import Painter
 from shoe_controller.cli.shoectl.wording import in_shoectl_words
@@ -117,7 +118,7 @@ def carry_out(request: Mapping[str, Any], as_json: bool) -> None:
     code, text = error.get("code"), error.get("text")
     if not as_json:
         warn = Painter.for_stream(sys.stderr)
-        shown = in_shoectl_words(str(text))
+        shown = times().in_text(in_shoectl_words(str(text)))
         click.echo(f"{warn('refused', 'crit')}: {shown}", err=True, color=warn.enabled)
     if code == "not_authorized":
         raise SystemExit(EXIT_NOT_AUTHORIZED)

@@ -3,7 +3,6 @@ road, events, outbox), with one command per supervisor action added from the reg
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from shoe_controller.cli.shoectl.plumbing import (
     JSON_KEY,
     NAGIOS_UNKNOWN,
     TIMEOUT_KEY,
+    UTC_KEY,
     ask,
     connect,
     fail,
@@ -30,6 +30,8 @@ from shoe_controller.cli.shoectl.plumbing import (
     out,
     painter,
     print_json,
+    print_json_line,
+    times,
 )
 from shoe_controller.cli.shoectl.recall import recall, write_export
 from shoe_controller.cli.shoectl.render import (
@@ -51,9 +53,9 @@ from shoe_controller.cli.shoectl.render import (
     render_table,
     result_text,
     round_notes,
-    short_time,
     stats_lines,
 )
+from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.cli.shoectl.wording import in_shoectl_words
 from shoe_controller.service.scoreboard.svg import board_svg
 from shoe_controller.table.actions import ACTIONS
@@ -87,6 +89,11 @@ class _Shoectl(click.Group):
 )
 @click.option("--json", "as_json", is_flag=True, help="Every command prints JSON (also after it).")
 @click.option(
+    "--utc",
+    is_flag=True,
+    help="Every time in UTC (also after the command); default: this machine's zone (TZ).",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=0.1),
     default=TIMEOUT_S,
@@ -96,10 +103,15 @@ class _Shoectl(click.Group):
 )
 @click.version_option(__version__, "--version", prog_name="shoectl")
 @click.pass_context
-def main(ctx: click.Context, socket_path: str, as_json: bool, timeout: float) -> None:
-    """See the table through shoe-controller's control socket, and act on it as supervisor."""
+def main(ctx: click.Context, socket_path: str, as_json: bool, utc: bool, timeout: float) -> None:
+    """See the table through shoe-controller's control socket, and act on it as supervisor.
+
+    Times are shown in this machine's zone (TZ honoured) with its offset, or in UTC with
+    --utc; --json writes them as ISO 8601 with the offset (docs/shoectl.md "Times").
+    """
     ctx.obj = socket_path
     ctx.meta[JSON_KEY] = as_json
+    ctx.meta[UTC_KEY] = utc
     ctx.meta[TIMEOUT_KEY] = timeout
 
 
@@ -115,7 +127,7 @@ def status(as_json: bool) -> None:
     if as_json:
         print_json(result)
     else:
-        out(in_shoectl_words(render_status(result, painter())))
+        out(in_shoectl_words(render_status(result, painter(), times())))
     raise SystemExit(EXIT_ATTENTION if level else EXIT_OK)
 
 
@@ -136,7 +148,7 @@ def check(as_json: bool) -> None:
     if as_json:
         print_json(result)
     else:
-        click.echo(result["line"])
+        click.echo(times().in_text(result["line"]))
     raise SystemExit(int(result["level"]))
 
 
@@ -195,14 +207,14 @@ def rounds(shoe: int | None, last: int | None, as_json: bool) -> None:
     if as_json:  # the current shoe's answer; the earlier shoes' recalled rounds beside it
         print_json({**answers[-1], "earlier": answers[:-1]} if len(answers) > 1 else answers[0])
         return
-    paint = painter()
+    paint, shown = painter(), times()
     for number, result in enumerate(answers):
         if number:
             out()
-        print_rounds(result, paint)
+        print_rounds(result, paint, shown)
 
 
-def print_rounds(result: Mapping[str, Any], paint: Painter) -> None:
+def print_rounds(result: Mapping[str, Any], paint: Painter, times: Times) -> None:
     """One shoe's rounds as a table."""
     shown = len(result["rounds"])
     more = f", the last {shown} shown" if shown < result["total"] else ""
@@ -235,7 +247,7 @@ def print_rounds(result: Mapping[str, Any], paint: Painter) -> None:
         rows.append(
             [
                 str(item["round"]),
-                short_time(item["started_at"]),
+                times.short(item["started_at"]),
                 outcome,
                 score,
                 player,
@@ -271,13 +283,13 @@ def round_command(number: int, shoe: int | None, export_file: str | None, as_jso
     if as_json:
         print_json(result)
         return
-    paint = painter()
+    paint, shown = painter(), times()
     summary = result["summary"]
     pairs = [("Round", f"{result['round']} of shoe {result['shoe']}")]
     if summary["trial"]:
         pairs[0] = ("Round", pairs[0][1] + " (trial)")
-    pairs.append(("Started", summary["started_at"] or ""))
-    pairs.append(("Ended", summary["ended_at"] or "in progress"))
+    pairs.append(("Started", shown.stamp(summary["started_at"])))
+    pairs.append(("Ended", shown.stamp(summary["ended_at"]) or "in progress"))
     if summary["status"] == "result":
         pairs.append(("Result", result_text(summary, paint)))
     elif summary["status"] == "voided":
@@ -288,7 +300,8 @@ def round_command(number: int, shoe: int | None, export_file: str | None, as_jso
     )
     out(render_pairs(pairs, paint))
     out()
-    out(render_table(EVENT_HEADERS, [event_row(e, paint) for e in result["events"]], paint))
+    rows = [event_row(e, paint, shown) for e in result["events"]]
+    out(render_table(EVENT_HEADERS, rows, paint))
 
 
 @main.command(short_help="The shoe's five roads, the ask road and its statistics.")
@@ -373,28 +386,28 @@ def road(shoe: int | None, svg_file: str | None, as_json: bool) -> None:
 @json_option
 def events(follow: bool, types: tuple[str, ...], last: int, as_json: bool) -> None:
     """The journal's events, newest last; --follow streams them live (JSON: one per line)."""
-    paint = painter()
+    paint, shown = painter(), times()
     request = {"cmd": "events", "types": list(types), "limit": last}
     if not follow:
         if last == 0:
             return
         for event in ask(request)["events"]:
-            print_event(event, as_json, paint)
+            print_event(event, as_json, paint, shown)
         return
     try:
-        follow_events(request, lambda event: print_event(event, as_json, paint))
+        follow_events(request, lambda event: print_event(event, as_json, paint, shown))
     except KeyboardInterrupt:
         raise SystemExit(EXIT_OK) from None
     except AnswerError as error:
         fail(f"{error.text} ({error.code})")
 
 
-def print_event(event: Mapping[str, Any], as_json: bool, paint: Painter) -> None:
+def print_event(event: Mapping[str, Any], as_json: bool, paint: Painter, times: Times) -> None:
     """One event a line (a stream cannot align on what comes later: fixed widths)."""
     if as_json:
-        click.echo(json.dumps(event, ensure_ascii=False))
+        print_json_line(event)
     else:
-        seq, at, where, (kind, role), details = event_row(event, paint)
+        seq, at, where, (kind, role), details = event_row(event, paint, times)
         out(f"{seq:>6}  {at:<12}  {where:<8}  {paint(kind.ljust(20), role)}  {details}")
     sys.stdout.flush()
 

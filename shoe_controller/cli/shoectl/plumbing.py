@@ -1,17 +1,18 @@
 """What every shoectl command shares: its exit codes, one request on a fresh connection,
-and the way it prints (a person's text or JSON)."""
+and the way it prints (a person's text or JSON, times in the chosen zone)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
-from typing import Any, NoReturn
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 from shoe_controller.cli.shoectl.client import TIMEOUT_S, AnswerError, Client, UnreachableError
 from shoe_controller.cli.shoectl.render import Painter
+from shoe_controller.cli.shoectl.times import Times
 
 EXIT_OK, EXIT_ATTENTION, EXIT_UNREACHABLE, EXIT_NOT_AUTHORIZED = 0, 1, 2, 4
 EXIT_REFUSED = 1
@@ -20,7 +21,8 @@ NAGIOS_UNKNOWN = 3
 
 # Options given before the command (`shoectl --json status`), kept in the context's meta so
 # that every command sees them, whoever wrote it.
-JSON_KEY, TIMEOUT_KEY = "shoectl.json", "shoectl.timeout"
+JSON_KEY, TIMEOUT_KEY, UTC_KEY = "shoectl.json", "shoectl.timeout", "shoectl.utc"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _json_too(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
@@ -28,9 +30,32 @@ def _json_too(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
     return bool(value) or bool(ctx.meta.get(JSON_KEY))
 
 
-json_option = click.option(
+def _utc_too(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """`--utc` after the command, or before it (the group's callback ran first)."""
+    if value:
+        ctx.meta[UTC_KEY] = True
+
+
+_json_flag = click.option(
     "--json", "as_json", is_flag=True, callback=_json_too, help="Print JSON instead."
 )
+_utc_flag = click.option(
+    "--utc",
+    is_flag=True,
+    expose_value=False,
+    callback=_utc_too,
+    help="Times in UTC instead of this machine's zone.",
+)
+
+
+def json_option(command: F) -> F:
+    """The output options every command takes after its name too: `--json` and `--utc`."""
+    return _utc_flag(_json_flag(command))
+
+
+def times() -> Times:
+    """How this invocation shows times (`--utc`, else the machine's zone: times.py)."""
+    return Times.chosen(bool(click.get_current_context().meta.get(UTC_KEY)))
 
 
 def timeout() -> float:
@@ -64,7 +89,13 @@ def out(text: str = "") -> None:
 
 
 def print_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    """An answer as JSON, its times in ISO 8601 with the offset (times.py's rule)."""
+    click.echo(json.dumps(times().in_json(value), indent=2, ensure_ascii=False))
+
+
+def print_json_line(value: Any) -> None:
+    """One answer (an event) on one line, its times as print_json writes them."""
+    click.echo(json.dumps(times().in_json(value), ensure_ascii=False))
 
 
 def painter() -> Painter:

@@ -1,5 +1,6 @@
 """The daemon's answers drawn for a person: aligned tables, colour only on a terminal, suits
-as symbols; the text of statuses, rounds, events and the roads."""
+as symbols, times in the reader's zone (times.py); the text of statuses, rounds, events and
+the roads."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import click
 
+from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.vocab.cards import CardError, parse_card
 
 BANKER, PLAYER, TIE = "banker", "player", "tie"
@@ -97,13 +99,6 @@ def winner_cell(winner: str | None, paint: Painter) -> str:
     if winner is None:
         return ""
     return paint(winner.capitalize(), winner)
-
-
-def short_time(at: str | None) -> str:
-    """`2027-01-15T08:00:15.123456Z` -> `08:00:15.123`."""
-    if not at or "T" not in at:
-        return at or ""
-    return at.split("T", 1)[1][:12]
 
 
 def event_details(event: Mapping[str, Any], paint: Painter) -> str:
@@ -205,7 +200,7 @@ def round_notes(data: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def event_row(event: Mapping[str, Any], paint: Painter) -> list[Cell]:
+def event_row(event: Mapping[str, Any], paint: Painter, times: Times) -> list[Cell]:
     where = f"{event.get('shoe') if event.get('shoe') is not None else '-'}"
     if event.get("round") is not None:
         where += f"/{event['round']}"
@@ -215,10 +210,10 @@ def event_row(event: Mapping[str, Any], paint: Painter) -> list[Cell]:
         role = (event.get("data") or {}).get("winner")
     return [
         str(event.get("seq")),
-        short_time(event.get("at")),
+        times.short(event.get("at")),
         where,
         (kind, role),
-        event_details(event, paint),
+        times.in_text(event_details(event, paint)),
     ]
 
 
@@ -301,7 +296,8 @@ def stats_lines(stats: Mapping[str, Any], paint: Painter) -> list[str]:
     return lines
 
 
-def render_status(result: Mapping[str, Any], paint: Painter) -> str:
+def render_status(result: Mapping[str, Any], paint: Painter, times: Times) -> str:
+    """The status for a person; every time in it (the daemon's texts' too) in `times`."""
     controller, table = result["controller"], result["table"]
     health, outbox = result["health"], result["outbox"]
     pairs: list[tuple[str, str]] = []
@@ -309,7 +305,7 @@ def render_status(result: Mapping[str, Any], paint: Painter) -> str:
         (
             "Table",
             f"{controller['table_id']} ({controller['controller_id']}),"
-            f" shoe-controller {controller['version']}, {controller['now']}",
+            f" shoe-controller {controller['version']}, {times.stamp(controller['now'])}",
         )
     )
     pairs.append(("Health", paint(health["status"], LEVEL_STYLE[health["level"]])))
@@ -324,7 +320,7 @@ def render_status(result: Mapping[str, Any], paint: Painter) -> str:
         offers = [f"{o['side']} stage {o['stage']} pays {o['odds']}" for o in table["insurance"]]
         pairs.append(("Insurance", paint("open: " + "; ".join(offers), "warn")))
     holds = table.get("holds") or []
-    pairs.append(("Holds", "; ".join(hold_text(h, paint) for h in holds) or "none"))
+    pairs.append(("Holds", "; ".join(hold_text(h, paint, times) for h in holds) or "none"))
     refusing = table.get("refusing_cards")
     if refusing:
         pairs.append(
@@ -352,7 +348,8 @@ def render_status(result: Mapping[str, Any], paint: Painter) -> str:
     if health["problems"]:
         lines += ["", paint("Needs a person:", "head")]
         for p in health["problems"]:
-            lines.append(f"  {paint(p['status'], LEVEL_STYLE[p['level']])}  {p['text']}")
+            text = times.in_text(p["text"])  # e.g. "refuses the shoe's cards (... since T)"
+            lines.append(f"  {paint(p['status'], LEVEL_STYLE[p['level']])}  {text}")
             if p.get("action"):
                 lines.append(f"  {' ' * len(p['status'])}  -> {p['action']}")
     alerts = result.get("alerts") or []
@@ -361,10 +358,10 @@ def render_status(result: Mapping[str, Any], paint: Painter) -> str:
         rows = [
             [
                 str(a["seq"]),
-                short_time(a["at"]),
+                times.short(a["at"]),
                 f"{a['shoe']}/{a['round']}" if a.get("round") is not None else str(a["shoe"]),
                 (a["code"] or "", "warn" if a["needs_supervisor"] else None),
-                a["text"] or "",
+                times.in_text(a["text"] or ""),
             ]
             for a in alerts
         ]
@@ -372,11 +369,14 @@ def render_status(result: Mapping[str, Any], paint: Painter) -> str:
     return "\n".join(lines)
 
 
-def hold_text(hold: Mapping[str, Any], paint: Painter) -> str:
-    """A hold and the actions that end it (docs/table.md "Holds and their ways out")."""
+def hold_text(hold: Mapping[str, Any], paint: Painter, times: Times | None = None) -> str:
+    """A hold, since when (given `times`), and the actions that end it (docs/table.md
+    "Holds and their ways out")."""
     ways = ", ".join(action.replace("_", "-") for action in hold.get("actions") or [])
     waiting = f"; first {hold['waiting_for']}" if hold.get("waiting_for") else ""
-    return paint(f"{hold['code']}: {hold['text']}", "crit") + f" (ways out: {ways}{waiting})"
+    since = f" since {times.short(hold['since'])}" if times and hold.get("since") else ""
+    text = hold["text"] if times is None else times.in_text(hold["text"])
+    return paint(f"{hold['code']}: {text}", "crit") + f"{since} (ways out: {ways}{waiting})"
 
 
 def shoe_text(table: Mapping[str, Any], paint: Painter) -> str:
