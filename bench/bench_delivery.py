@@ -21,13 +21,31 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import structlog
 from latency import http_round_trips, percentile
 
-from shoe_controller.delivery.publisher import Publisher, PushConfig
+from shoe_controller.delivery.outbox import JournalOutbox
+from shoe_controller.delivery.push import PushConfig, PushSink
 from shoe_controller.store.journal import Journal
 from shoe_controller.vocab.events import iso_time
+
+SERVER = "server"  # the sink of [server]: it takes every event here, so its seqs are the journal's
+
+
+def open_journal(path: Any, controller_id: str) -> Journal:
+    return Journal.open(path, controller_id, routes={SERVER: lambda _type: True})
+
+
+def delivered(journal: Journal) -> int:
+    mark = journal.sink_marks().get(SERVER)
+    return 0 if mark is None else mark.delivered_through
+
+
+def server_sink(journal: Journal, config: PushConfig, **options: Any) -> PushSink:
+    return PushSink(SERVER, JournalOutbox(journal, SERVER), config, **options)
+
 
 TABLE_ID = "07"
 CONTROLLER_ID = "bench-shoe"
@@ -71,7 +89,7 @@ class BareSqlite:
 
 class JournalCommits:
     def __init__(self, path: Path) -> None:
-        self.journal = Journal.open(path, CONTROLLER_ID)
+        self.journal = open_journal(path, CONTROLLER_ID)
 
     def commit(self, n: int) -> float:
         events = card_events(n)
@@ -124,7 +142,7 @@ async def delivery(journal: Journal, config: PushConfig, rate: float, count: int
         if through >= last:
             done.set()
 
-    publisher = Publisher(journal, config, on_acked=acked)
+    publisher = server_sink(journal, config, on_delivered=acked)
     task = asyncio.create_task(publisher.run())
     await asyncio.sleep(0.2)  # let the start-up resync happen outside the measurement
     interval = 1.0 / rate
@@ -175,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             config = PushConfig(
                 base_url=url, table_id=TABLE_ID, controller_id=CONTROLLER_ID, key_file=key_file
             )
-            with Journal.open(directory / "delivery.db", CONTROLLER_ID) as journal:
+            with open_journal(directory / "delivery.db", CONTROLLER_ID) as journal:
                 for rate, duration in seconds.items():
                     latencies = asyncio.run(delivery(journal, config, rate, int(rate * duration)))
                     result = describe(f"commit -> ACK at {rate:g} events/s", latencies)

@@ -1,7 +1,7 @@
 """A live control socket for tests: the daemon's parts on one asyncio loop, a simulated shoe.
 
 `LiveTable` runs, on its own loop thread (as the daemon runs everything on one loop): a real
-SQLite journal, the Controller with its Table, a Publisher (started only when a test asks),
+SQLite journal, the Controller with its Table, a PushSink (started only when a test asks),
 a DeviceRunner reading a simulated optical shoe through a real pty, and the ControlService
 behind a ControlServer on a Unix socket. Tests talk to it as shoectl does: through the socket,
 or by running `python -m shoe_controller.cli.shoectl` as a real process.
@@ -24,18 +24,21 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from journal_support import open_journal, server_sink
+
 from drivers.sim.base import SimConfig
 from drivers.sim.devices import make_device
 from drivers.sim.pty import SimRunner
 from drivers.sim.shoe import ShoeSim
 from drivers.wire.messages import ButtonId, DeviceKind
-from shoe_controller.delivery.publisher import Publisher, PushConfig
+from shoe_controller.delivery.push import PushConfig, PushSink
+from shoe_controller.delivery.sink import Backoff
 from shoe_controller.service.config import DeviceSection, from_mapping
 from shoe_controller.service.control import ControlServer
 from shoe_controller.service.control_answers import ControlService
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner
 from shoe_controller.store.controller import Controller
-from shoe_controller.store.journal import Journal, StoredEvent
+from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.cards import parse_card
 from shoe_controller.vocab.inputs import Input, SupervisorCommand
 
@@ -100,14 +103,14 @@ class LiveTable:
             link_path=workdir / "shoe.tty",
         ).start()
         self._tasks: list[asyncio.Task[None]] = []
-        self.publisher: Publisher | None = None
+        self.publisher: PushSink | None = None
         self.call(self._build)
         self.run(self.server.start())
 
     # ------------------------------------------------------------------ building
 
     def _build(self) -> None:
-        self.journal = Journal.open(
+        self.journal = open_journal(
             self.workdir / "journal.db",
             self.config.controller_id,
             busy_timeout_s=self._busy_timeout_s,
@@ -117,15 +120,14 @@ class LiveTable:
         )
         key_file = self.workdir / "table.key"
         key_file.write_text("test-secret\n")
-        self.publisher = Publisher(
+        self.publisher = server_sink(
             self.journal,
             PushConfig(
                 base_url=f"http://127.0.0.1:{_closed_port()}",
                 table_id=self.config.table.id,
                 controller_id=self.config.controller_id,
                 key_file=key_file,
-                backoff_min_s=0.05,
-                backoff_max_s=0.2,
+                backoff=Backoff(0.05, 0.2),
                 timeout_s=1.0,
             ),
         )
@@ -138,7 +140,7 @@ class LiveTable:
         )
         self.service = ControlService(
             self.controller,
-            self.publisher.status,
+            lambda: [self.publisher.status()],
             lambda: [self.scanner.stats()],
             self.config,
             time.time,

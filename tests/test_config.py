@@ -7,10 +7,12 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from shoe_controller.service.config import (
+    AmqpSinkSection,
     Config,
     ConfigError,
     ControlSection,
@@ -37,15 +39,29 @@ def test_documented_file_lists_every_key_with_its_default() -> None:
         "control": [ControlSection],
         "log": [LogSection],
     }
+    # [[sink]] is documented commented out (a broker the table PC may not have)
+    text = DOCUMENTED.read_text()
+    sink = text[text.index("\n# [[sink]]\n") : text.index("[journal]")]
+    raw["sink"] = tomllib.loads(
+        "\n".join(line.removeprefix("# ") for line in sink.splitlines() if line.strip())
+    )["sink"][0]
+    sections["sink"] = [AmqpSinkSection]
+    fixed = {("server", "name")}  # [server] is the sink named "server"
     for section, classes in sections.items():
         names = {spec.name for cls in classes for spec in dataclasses.fields(cls)}
-        assert set(raw[section]) == names, section
+        names -= {key for where, key in fixed if where == section}
+        extra = {"kind"} if section == "sink" else set()
+        assert set(raw[section]) == names | extra, section
     for section, classes in sections.items():
         if section == "scanner":
             continue  # the device sections name example ports, not defaults
         for cls in classes:
             for spec in dataclasses.fields(cls):
-                assert raw[section][spec.name] == spec.default, f"[{section}] {spec.name}"
+                if (section, spec.name) in fixed or (section, spec.name) == ("sink", "url"):
+                    continue  # the example broker names its user
+                value = raw[section][spec.name]
+                value = tuple(value) if isinstance(value, list) else value
+                assert value == spec.default, f"[{section}] {spec.name}"
 
 
 def test_documented_file_loads() -> None:
@@ -137,7 +153,7 @@ def test_bad_config_names_the_key(raw: dict[str, object], fragment: str) -> None
     ],
 )
 def test_usable_urls_are_accepted(url: str) -> None:
-    assert from_mapping({"server": {"url": url}}).server.url == url
+    assert from_mapping({"server": {"url": url}}).sinks[0].url == url
 
 
 def test_the_longest_socket_path_and_the_rates_at_the_ends_are_accepted() -> None:
@@ -207,3 +223,74 @@ def test_daemon_refuses_an_unusable_ca_file_with_one_line(tmp_path: Path) -> Non
     line = refusal_line(config)
     assert "[server] ca_file" in line
     assert not (tmp_path / "j.db").exists()  # refused before anything was opened
+
+
+# ---- [server] and [[sink]]: every consumer with its own outbox (issue 16) ----------------
+
+
+def test_server_alone_is_the_one_sink_named_server_without_surveillance() -> None:
+    (server,) = from_mapping({}).sinks
+    assert (server.name, server.url) == ("server", "http://127.0.0.1:8700")
+    taken = server.event_filter()
+    assert taken("card.dealt")
+    assert taken("round.result")
+    assert not taken("surveillance.edge")  # surveillance's own events stay off the table server
+
+
+def test_sinks_are_the_server_and_each_sink_in_the_files_order() -> None:
+    config = from_mapping(
+        {
+            "server": {"url": "http://tables:8700"},
+            "sink": [
+                {"kind": "amqp", "name": "studio", "url": "amqp://shoe@mq:5672/floor"},
+                {
+                    "kind": "http",
+                    "name": "overlay",
+                    "url": "http://overlay:80",
+                    "events": ["round.*"],
+                    "exclude": [],
+                },
+            ],
+        }
+    )
+    assert [(type(s).__name__, s.name) for s in config.sinks] == [
+        ("ServerSection", "server"),
+        ("AmqpSinkSection", "studio"),
+        ("ServerSection", "overlay"),
+    ]
+    overlay = config.sinks[2].event_filter()
+    assert overlay("round.result")
+    assert not overlay("card.dealt")
+    assert config.sinks[1].event_filter()("surveillance.edge")  # a broker gets all by default
+
+
+def test_sinks_without_server_send_to_the_sinks_only() -> None:
+    config = from_mapping({"sink": [{"kind": "amqp", "name": "studio"}]})
+    assert [sink.name for sink in config.sinks] == ["studio"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"sink": [{"name": "x"}]}, r"^\[sink x\] kind = None: allowed values are 'http', 'amqp'"),
+        ({"sink": [{"kind": "kafka", "name": "x"}]}, r"^\[sink x\] kind = 'kafka'"),
+        ({"sink": [{"kind": "amqp"}]}, r"^\[sink 1\] needs a name"),
+        ({"sink": {"kind": "amqp"}}, r"^\[\[sink\]\] must be an array of tables"),
+        ({"server": {"name": "main"}}, r"^\[server\] has no name: it is the sink named 'server'"),
+        (
+            {"sink": [{"kind": "http", "name": "server"}], "server": {}},
+            r"^\[sink server\] name 'server' is used by two sinks",
+        ),
+        ({"sink": [{"kind": "amqp", "name": "a b"}]}, r"^\[sink a b\] name must be 1-64"),
+        ({"sink": [{"kind": "amqp", "name": "b", "url": "http://mq"}]}, r"url must be amqp://"),
+        ({"sink": [{"kind": "amqp", "name": "b", "events": "round.*"}]}, r"must be a list of str"),
+        ({"sink": [{"kind": "amqp", "name": "b", "events": [3]}]}, r"must be a string in quotes"),
+        ({"sink": [{"kind": "amqp", "name": "b", "exclude": ["Round.*"]}]}, r"pattern 'Round\.\*'"),
+        ({"sink": [{"kind": "amqp", "name": "b", "window": 0}]}, r"window must be 1 to 10000"),
+        ({"sink": [{"kind": "amqp", "name": "b", "key": "x"}]}, r"^\[sink b\] unknown key 'key'"),
+        ({"sink": [{"kind": "http", "name": "h", "exchange": "x"}]}, r"unknown key 'exchange'"),
+    ],
+)
+def test_a_sink_that_cannot_be_used_is_refused_by_name(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        from_mapping(raw)

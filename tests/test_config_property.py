@@ -63,6 +63,7 @@ NAME_KEYS = {
     ("table", "mode"),
     *((device, key) for device in ("scanner", "shuffler") for key in ("port", "usb", "usb_serial")),
     ("server", "url"),
+    ("server", "name"),  # refused in [server], whatever it is: that sink is "server"
     ("control", "supervisor_group"),
     ("control", "viewer_group"),
     ("log", "journal_socket"),  # journald's, absent off systemd: records fall back to stderr
@@ -102,6 +103,11 @@ def breakages(section: str, key: str, hint: Any) -> Iterator[tuple[str, object]]
         yield "wrong type", "7"
         yield "wrong type", 7.5
         yield "out of range", -1
+    elif typing.get_origin(hint) is tuple:  # a list of event type patterns
+        yield "wrong type", "round.*"
+        yield "wrong type", [7]
+        yield "not a pattern", ["Round Result"]
+        yield "control character", ["round.\n"]
     elif hint is float:
         yield "wrong type", "7"
         yield "wrong type", True

@@ -169,7 +169,9 @@ def test_status_is_the_tables_view_with_devices_outbox_and_health(live: LiveTabl
     last_seq = live.call(live.journal.last_seq)
     assert status["outbox"]["last_seq"] == last_seq
     assert status["outbox"]["backlog"] == last_seq  # the table server has nothing yet
-    assert status["outbox"]["publisher"]["state"] == "starting"
+    (server,) = status["outbox"]["sinks"]
+    assert (server["name"], server["kind"], server["state"]) == ("server", "http", "starting")
+    assert server["backlog"] == last_seq
 
 
 def test_a_hold_makes_status_critical_and_resume_clears_it(live: LiveTable) -> None:
@@ -231,7 +233,7 @@ def test_undelivered_events_grow_from_warning_to_critical_with_time(live: LiveTa
     def health_at(offset: float) -> dict[str, Any]:
         later = ControlService(
             live.controller,
-            live.publisher.status,
+            lambda: [live.publisher.status()],
             lambda: [live.scanner.stats()],
             live.config,
             lambda: time.time() + offset,
@@ -242,10 +244,11 @@ def test_undelivered_events_grow_from_warning_to_critical_with_time(live: LiveTa
     assert health_at(0)["level"] == 0
     warning = health_at(limits.backlog_warning_s + 5)
     assert warning["status"] == "WARNING"
-    assert warning["problems"][0]["text"].startswith(f"{live.call(live.journal.last_seq)} event(s)")
+    last_seq = live.call(live.journal.last_seq)
+    assert warning["problems"][0]["text"].startswith(f"{last_seq} event(s) undelivered to the")
     critical = health_at(limits.backlog_critical_s + 5)
     assert critical["status"] == "CRITICAL"
-    assert "undelivered for" in critical["problems"][0]["text"]
+    assert "undelivered to the table server for" in critical["problems"][0]["text"]
 
 
 def test_one_request_reads_a_bounded_part_of_the_journal(live: LiveTable) -> None:

@@ -18,7 +18,7 @@ def status(**parts: Any) -> dict[str, Any]:
         "controller": {"journal_fault": None, "replay_mismatch": None},
         "table": table,
         "devices": parts.pop("devices", []),
-        "outbox": {"backlog": 0, "publisher": None} | parts.pop("outbox", {}),
+        "outbox": {"backlog": 0, "sinks": []} | parts.pop("outbox", {}),
     }
     answer["health"] = assess(answer, HealthSection())
     return answer
@@ -83,16 +83,51 @@ def test_link_errors_above_their_rate_are_a_warning() -> None:
     assert levels(noisy) == [(WARNING, expected)]
 
 
+def sink(name: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "target": f"http://{name}", "backlog": 0, "fault": None,
+            "consecutive_failures": 0, "oldest_waiting_age_s": None} | fields  # fmt: skip
+
+
 def test_the_backlog_ages_are_configured() -> None:
     config = from_mapping({"health": {"backlog_warning_s": 10, "backlog_critical_s": 20}})
-    old = {"backlog": 3, "oldest_waiting_age_s": 15.0, "publisher": None}
+    old = {"sinks": [sink("server", backlog=3, oldest_waiting_age_s=15.0)]}
     answer = {**status(outbox=old)}
     assert assess(answer, config.health)["level"] == WARNING
-    assert (
-        assess({**answer, "outbox": {**old, "oldest_waiting_age_s": 25.0}}, config.health)["level"]
-        == CRITICAL
-    )
+    older = {"sinks": [sink("server", backlog=3, oldest_waiting_age_s=25.0)]}
+    assert assess({**answer, "outbox": older}, config.health)["level"] == CRITICAL
     assert assess(answer, HealthSection())["level"] == OK  # 15 s is young for the default
+
+
+def test_each_sink_is_judged_by_itself_and_named() -> None:
+    """Issue 16: a dead broker is a problem even while the table server keeps up."""
+    fault = {"code": "amqp_access_refused", "text": "broker refused our login"}
+    outbox = {
+        "sinks": [
+            sink("server"),
+            sink("studio", backlog=40, oldest_waiting_age_s=400.0, fault=fault),
+            sink(
+                "overlay",
+                backlog=2,
+                oldest_waiting_age_s=1.0,
+                consecutive_failures=3,
+                last_error="timeout",
+            ),
+        ]
+    }
+    problems = status(outbox=outbox)["health"]["problems"]
+    texts = [(problem["level"], problem["text"]) for problem in problems]
+    assert texts == [
+        (
+            CRITICAL,
+            "sink studio refuses our events (amqp_access_refused): broker refused our login",
+        ),
+        (CRITICAL, "40 event(s) undelivered to sink studio for 400 s"),
+        (WARNING, "delivery to sink overlay failing: timeout"),
+    ]
+    assert not [text for _, text in texts if "server" in text]
+    alone = {"sinks": [sink("server", kind="http", backlog=2, oldest_waiting_age_s=70.0)]}
+    (problem,) = status(outbox=alone)["health"]["problems"]
+    assert problem["text"] == "2 event(s) undelivered to the table server for 70 s"
 
 
 @pytest.mark.parametrize(

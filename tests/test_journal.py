@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from fs_support import small_tmpfs
+from journal_support import SERVER, backlog, delivered, open_journal
 
 from shoe_controller.store.journal import (
     Journal,
@@ -17,6 +18,7 @@ from shoe_controller.store.journal import (
     JournalMismatch,
     RecordInvalid,
     ReplayMismatch,
+    SinkMark,
 )
 from shoe_controller.vocab.events import Event, EventType, iso_time
 
@@ -45,7 +47,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def journal(tmp_path: Path, clock: FakeClock):
-    with Journal.open(tmp_path / "journal.db", CONTROLLER, clock=clock) as opened:
+    with open_journal(tmp_path / "journal.db", CONTROLLER, clock=clock) as opened:
         yield opened
 
 
@@ -64,12 +66,12 @@ def deal(journal: Journal, shoe: int, round_: int, cards: int = 4) -> list[int]:
 
 def test_seq_starts_at_one_and_has_no_gaps_across_restarts(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         first = journal.record({"type": "a"}, [event("x", 1, 1), event("y", 1, 1)], 1)
         empty = journal.record({"type": "b"}, [], 1)  # inputs may cause no event
         assert [e.seq for e in first] == [1, 2]
         assert empty == []
-    with Journal.open(path, CONTROLLER) as journal:  # kept across restarts
+    with open_journal(path, CONTROLLER) as journal:  # kept across restarts
         again = journal.record({"type": "c"}, [event("z", 1, 2)], 1)
         assert [(e.seq, e.id) for e in again] == [(3, f"{CONTROLLER}:3")]
         assert journal.last_seq() == 3
@@ -149,11 +151,11 @@ def test_several_inputs_of_one_frame_are_stored_together_or_not_at_all(
 
 def test_link_state_is_stored_with_the_data_it_acknowledges(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         journal.record({"type": "card"}, [event("x", 1, 1)], 1, {"scanner": {"boot": 9, "seq": 1}})
         journal.record({"type": "card"}, [], 1, {"scanner": {"boot": 9, "seq": 2}})
         journal.record_many([], {"shuffler": {"boot": 4, "seq": 0}})  # a heartbeat: no input
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         assert journal.link_state("scanner") == {"boot": 9, "seq": 2}
         assert journal.link_states() == {
             "scanner": {"boot": 9, "seq": 2},
@@ -164,11 +166,11 @@ def test_link_state_is_stored_with_the_data_it_acknowledges(tmp_path: Path) -> N
 
 def test_boot_counter_counts_starts(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         assert journal.boot() == 0
         journal.record({"type": "controller_started", "boot": 1}, [], None)
         assert journal.boot() == 1
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         assert journal.boot() == 1  # kept across restarts
         journal.record({"type": "card"}, [], None)
         assert journal.boot() == 1  # only a start counts
@@ -262,16 +264,18 @@ def test_cli_queries_use_indexes(journal: Journal, tmp_path: Path) -> None:
 
 def test_outbox_counters(journal: Journal) -> None:
     deal(journal, 1, 1, cards=3)
-    assert (journal.acked_through(), journal.backlog()) == (0, 3)
-    journal.mark_acked(2)
-    assert (journal.acked_through(), journal.backlog()) == (2, 1)
+    assert (delivered(journal), backlog(journal)) == (0, 3)
+    journal.mark_delivered(SERVER, 2)
+    assert (delivered(journal), backlog(journal)) == (2, 1)
     assert [e.seq for e in journal.events_after(2)] == [3]
     assert [e.seq for e in journal.events_after(0, limit=2)] == [1, 2]
-    journal.mark_acked(1)  # the server lost data: we follow it down and resend
-    assert journal.backlog() == 2
+    journal.mark_delivered(SERVER, 1)  # the server lost data: we follow it down and resend
+    assert backlog(journal) == 2
     with pytest.raises(RecordInvalid):
-        journal.mark_acked(4)  # beyond the last seq: never acknowledge what does not exist
-    assert journal.acked_through() == 1
+        journal.mark_delivered(
+            SERVER, 4
+        )  # beyond the last seq: never acknowledge what does not exist
+    assert delivered(journal) == 1
 
 
 def test_prune_removes_only_old_delivered_ended_shoes(journal: Journal, clock: FakeClock) -> None:
@@ -285,12 +289,12 @@ def test_prune_removes_only_old_delivered_ended_shoes(journal: Journal, clock: F
     deal(journal, 3, 1)  # seq 11..14, the current shoe
     nothing = journal.prune(max_age_s=hour)
     assert (nothing.shoes, nothing.events) == ((), 0)  # nothing delivered yet
-    journal.mark_acked(7)  # shoe 2 only partly delivered
+    journal.mark_delivered(SERVER, 7)  # shoe 2 only partly delivered
     result = journal.prune(max_age_s=hour)
     assert result.shoes == (1,)
     assert (result.inputs, result.events) == (5, 5)
     assert journal.first_seq() == 6
-    journal.mark_acked(14)
+    journal.mark_delivered(SERVER, 14)
     assert journal.prune(max_age_s=3 * hour).shoes == ()  # shoe 2 ended only 2 h ago
     assert journal.prune(max_age_s=hour).shoes == (2,)
     assert journal.prune(max_age_s=0).shoes == ()  # the current shoe is never pruned
@@ -302,39 +306,39 @@ def test_prune_removes_only_old_delivered_ended_shoes(journal: Journal, clock: F
 
 def test_controller_id_is_checked(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
-    Journal.open(path, CONTROLLER).close()
+    open_journal(path, CONTROLLER).close()
     with pytest.raises(JournalMismatch):
-        Journal.open(path, "another-controller")
-    with Journal.open(path, None, read_only=True) as journal:
+        open_journal(path, "another-controller")
+    with open_journal(path, None, read_only=True) as journal:
         assert journal.controller_id == CONTROLLER
 
 
 def test_read_only_journal_refuses_writes(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         deal(journal, 1, 1)
-    with Journal.open(path, CONTROLLER, read_only=True) as reader:
+    with open_journal(path, CONTROLLER, read_only=True) as reader:
         assert reader.last_seq() == 4
         with pytest.raises(JournalError):
             reader.record({"type": "x"}, [], None)
     with pytest.raises(JournalError):
-        Journal.open(tmp_path / "missing.db", CONTROLLER, read_only=True)
+        open_journal(tmp_path / "missing.db", CONTROLLER, read_only=True)
 
 
 def test_a_file_that_is_not_a_journal_is_corrupt(tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"this is not an SQLite file at all" * 200)
     with pytest.raises(JournalCorrupt):
-        Journal.open(garbage, CONTROLLER)
+        open_journal(garbage, CONTROLLER)
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
     with pytest.raises(JournalMismatch):
-        Journal.open(other, CONTROLLER)
+        open_journal(other, CONTROLLER)
 
 
 def test_damaged_pages_are_reported_as_corrupt(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         for round_ in range(1, 60):
             deal(journal, 1, round_)
         journal._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -344,7 +348,7 @@ def test_damaged_pages_are_reported_as_corrupt(tmp_path: Path) -> None:
     raw[5 * page : 7 * page] = b"\xa5" * (2 * page)  # scribble over two b-tree pages
     path.write_bytes(bytes(raw))
     with pytest.raises(JournalCorrupt):
-        Journal.open(path, CONTROLLER)
+        open_journal(path, CONTROLLER)
 
 
 @pytest.fixture
@@ -358,7 +362,7 @@ def test_disk_full_is_a_clear_error_and_the_same_call_can_be_retried(
 ) -> None:
     ballast = tiny_filesystem / "ballast"
     ballast.write_bytes(b"\0" * (700 * 1024))
-    journal = Journal.open(tiny_filesystem / "journal.db", CONTROLLER)
+    journal = open_journal(tiny_filesystem / "journal.db", CONTROLLER)
     pad = "x" * 2000
     recorded = 0
     failure: JournalError | None = None
@@ -378,19 +382,19 @@ def test_disk_full_is_a_clear_error_and_the_same_call_can_be_retried(
     stored = journal.record({"type": "card", "n": recorded}, [event("x", 1, 0, pad=pad)] * 3, 1)
     assert [e.seq for e in stored] == [3 * recorded + 1, 3 * recorded + 2, 3 * recorded + 3]
     journal.close()
-    with Journal.open(tiny_filesystem / "journal.db", CONTROLLER) as reopened:
+    with open_journal(tiny_filesystem / "journal.db", CONTROLLER) as reopened:
         assert reopened.check() == []
         assert reopened.last_seq() == 3 * (recorded + 1)
 
 
 def test_only_the_ack_mark_skips_the_sync_and_full_sync_comes_back(journal: Journal) -> None:
     journal.record({"type": "card"}, [event("card.dealt", 1, 1)], 1)
-    journal.mark_acked(1)
-    assert journal.acked_through() == 1
+    journal.mark_delivered(SERVER, 1)
+    assert delivered(journal) == 1
     # Inputs and events still commit with synchronous=FULL (2) after the mark.
     assert journal._conn.execute("PRAGMA synchronous").fetchone()[0] == 2
     with pytest.raises(RecordInvalid):
-        journal.mark_acked(5)  # a refused mark restores it too
+        journal.mark_delivered(SERVER, 5)  # a refused mark restores it too
     assert journal._conn.execute("PRAGMA synchronous").fetchone()[0] == 2
 
 
@@ -420,7 +424,7 @@ def test_check_reports_counters_that_disagree_with_what_is_stored(
     journal: Journal, tmp_path: Path
 ) -> None:
     deal(journal, 1, 1)
-    journal.mark_acked(4)
+    journal.mark_delivered(SERVER, 4)
     assert journal.check() == []  # acked_through == last seq is sound
     tampered(tmp_path / "journal.db", "UPDATE journal SET last_seq = 6, last_input = 9")
     assert journal.check() == [
@@ -431,8 +435,8 @@ def test_check_reports_counters_that_disagree_with_what_is_stored(
 
 def test_check_reports_an_ack_mark_beyond_the_last_seq(journal: Journal, tmp_path: Path) -> None:
     deal(journal, 1, 1, cards=2)
-    tampered(tmp_path / "journal.db", "UPDATE journal SET acked_through = 3")
-    assert journal.check() == ["acked_through 3 beyond last seq 2"]
+    tampered(tmp_path / "journal.db", "UPDATE sinks SET delivered_through = 3")
+    assert journal.check() == ["sink server: delivered through 3, beyond its last seq 2"]
 
 
 def test_check_of_a_pruned_journal_with_no_event_left_is_sound(
@@ -476,7 +480,7 @@ def test_check_reports_damaged_pages_of_a_journal_opened_without_the_quick_check
     tmp_path: Path, start: int, end: int, fill: bytes
 ) -> None:
     path = tmp_path / "journal.db"
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         for round_ in range(1, 60):
             deal(journal, 1, round_)
         journal._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -485,7 +489,7 @@ def test_check_reports_damaged_pages_of_a_journal_opened_without_the_quick_check
         expected = [f"sqlite: {finding}" for finding in quick_check_rows(path)]
     except sqlite3.DatabaseError as error:  # too damaged to check page by page
         expected = [f"sqlite: journal {path}: {error}"]
-    with Journal.open(path, CONTROLLER, quick_check=False) as opened:
+    with open_journal(path, CONTROLLER, quick_check=False) as opened:
         problems = opened.check()  # never raises, never says sound
     assert problems == expected
     assert "sqlite: ok" not in problems
@@ -519,11 +523,11 @@ def test_replay_of_an_empty_journal_starts_after_the_last_input(
 def test_a_journal_that_cannot_be_opened_is_a_journal_error(tmp_path: Path) -> None:
     where = tmp_path / "no-such-directory" / "journal.db"
     with pytest.raises(JournalError, match="no-such-directory") as raised:
-        Journal.open(where, CONTROLLER)
+        open_journal(where, CONTROLLER)
     assert type(raised.value) is JournalError
     assert not where.parent.exists()
     with pytest.raises(JournalError, match="needs a controller_id"):
-        Journal.open(tmp_path / "new.db", None)
+        open_journal(tmp_path / "new.db", None)
     assert not (tmp_path / "new.db").exists()
 
 
@@ -535,9 +539,9 @@ def test_an_sqlite_file_that_is_not_a_journal_is_refused_and_left_alone(tmp_path
     conn.commit()
     conn.close()
     with pytest.raises(JournalMismatch, match="an SQLite file but not a shoe-controller journal"):
-        Journal.open(other, CONTROLLER)
+        open_journal(other, CONTROLLER)
     with pytest.raises(JournalMismatch, match="is not a shoe-controller journal"):
-        Journal.open(other, None, read_only=True)
+        open_journal(other, None, read_only=True)
     conn = sqlite3.connect(other)
     tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master")]
     assert tables == ["recipes"]  # no journal table was slipped in
@@ -548,19 +552,19 @@ def test_an_sqlite_file_that_is_not_a_journal_is_refused_and_left_alone(tmp_path
 def test_an_empty_sqlite_file_becomes_a_journal(tmp_path: Path) -> None:
     path = tmp_path / "empty.db"
     sqlite3.connect(path).close()
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         assert (journal.last_seq(), journal.last_input(), journal.boot()) == (0, 0, 0)
         assert journal.controller_id == CONTROLLER
 
 
 def test_a_journal_of_another_schema_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
-    Journal.open(path, CONTROLLER).close()
-    tampered(path, "UPDATE journal SET schema_version = 3")  # a later release's
-    with pytest.raises(JournalMismatch, match="has schema 3, this code knows 2"):
-        Journal.open(path, CONTROLLER)
-    with pytest.raises(JournalMismatch, match="has schema 3"):
-        Journal.open(path, None, read_only=True)
+    open_journal(path, CONTROLLER).close()
+    tampered(path, "UPDATE journal SET schema_version = 4")  # a later release's
+    with pytest.raises(JournalMismatch, match="has schema 4, this code knows 3"):
+        open_journal(path, CONTROLLER)
+    with pytest.raises(JournalMismatch, match="has schema 4"):
+        open_journal(path, None, read_only=True)
 
 
 def test_a_new_journal_is_in_wal_mode_with_full_sync(journal: Journal) -> None:
@@ -578,7 +582,7 @@ STORED_V1 = Path(__file__).parent / "data" / "journal-v1.sqlite3"
 
 def fill_like_the_stored_v1(journal: Journal) -> None:
     """What tests/data/journal-v1.sqlite3 holds: it was written by this function with the
-    code of schema 1 (`fill_like_the_stored_v1(Journal.open(path, CONTROLLER,
+    code of schema 1 (`fill_like_the_stored_v1(open_journal(path, CONTROLLER,
     clock=FakeClock()))`, then closed) and is kept as it was written, never rewritten."""
     started = [event("controller.started", None, None)]
     journal.record({"type": "controller_started", "boot": 1}, started, None)
@@ -586,7 +590,7 @@ def fill_like_the_stored_v1(journal: Journal) -> None:
     link = {"scanner": {"session": {"boot_id": 4660, "last_seq": 5}}}
     journal.record({"type": "end"}, [event("shoe.ended", 1, None, reason="cut_card")], 1, link)
     deal(journal, 2, 1, cards=2)
-    journal.mark_acked(3)
+    journal.mark_delivered(SERVER, 3)
 
 
 def test_a_journal_stored_by_schema_1_opens_and_reads_as_written(
@@ -601,24 +605,24 @@ def test_a_journal_stored_by_schema_1_opens_and_reads_as_written(
         CONTROLLER,
     )
     raw.close()
-    with Journal.open(tmp_path / "new.db", CONTROLLER, clock=clock) as new:
+    with open_journal(tmp_path / "new.db", CONTROLLER, clock=clock) as new:
         fill_like_the_stored_v1(new)
         expected = (
             new.events_after(0),
             new.shoes(),
             new.link_states(),
             new.replay_steps(),
-            (new.last_seq(), new.last_input(), new.acked_through(), new.boot()),
+            (new.last_seq(), new.last_input(), delivered(new), new.boot()),
             new.rounds(1),
         )
-    with Journal.open(old, CONTROLLER, clock=clock) as journal:
+    with open_journal(old, CONTROLLER, clock=clock) as journal:
         assert journal.check() == []
         assert (
             journal.events_after(0),
             journal.shoes(),
             journal.link_states(),
             journal.replay_steps(),
-            (journal.last_seq(), journal.last_input(), journal.acked_through(), journal.boot()),
+            (journal.last_seq(), journal.last_input(), delivered(journal), journal.boot()),
             journal.rounds(1),
         ) == expected
         assert journal.replay_start() == 7  # shoe 2, the open one
@@ -633,12 +637,64 @@ def test_a_journal_stored_by_schema_1_opens_and_reads_as_written(
         stored = journal.record({"type": "card"}, [event("card.dealt", 2, 1)], 2)
         assert [e.seq for e in stored] == [expected[4][0] + 1]  # numbering goes on
         assert (journal.verify_chain().intact, journal.chain_report.records) == (True, 18)
-    with Journal.open(old, None, read_only=True) as reader:
+    with open_journal(old, None, read_only=True) as reader:
         assert reader.controller_id == CONTROLLER
         assert reader.verify_chain().intact
     raw = sqlite3.connect(old)
-    assert raw.execute("SELECT schema_version FROM journal").fetchone() == (2,)
+    assert raw.execute("SELECT schema_version FROM journal").fetchone() == (3,)
     assert raw.execute("SELECT count(*) FROM events WHERE chain IS NULL").fetchone() == (0,)
+    raw.close()
+
+
+STORED_V2 = Path(__file__).parent / "data" / "journal-v2.sqlite3"
+
+
+def fill_like_the_stored_v2(journal: Journal) -> None:
+    """What tests/data/journal-v2.sqlite3 holds: written by this function with the code of
+    schema 2 (one table server, one `acked_through`) and kept as it was written."""
+    started = [event("controller.started", None, None)]
+    journal.record({"type": "controller_started", "boot": 1}, started, None)
+    deal(journal, 1, 1)
+    edge = [event("surveillance.edge", 1, None, bet="tie")]
+    journal.record({"type": "surveillance_report"}, edge, 1)
+    journal.record({"type": "end"}, [event("shoe.ended", 1, None, reason="cut_card")], 1)
+    deal(journal, 2, 1, cards=2)
+
+
+def test_a_schema_2_journal_delivers_on_to_its_table_server_from_where_it_was(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    old = tmp_path / "old.db"
+    old.write_bytes(STORED_V2.read_bytes())
+    raw = sqlite3.connect(old)
+    assert raw.execute("SELECT schema_version, acked_through FROM journal").fetchone() == (2, 4)
+    raw.close()
+    with open_journal(tmp_path / "new.db", CONTROLLER, clock=clock) as new:
+        fill_like_the_stored_v2(new)
+        expected = (new.events_after(0), new.shoes(), new.replay_steps(), new.last_seq())
+    # The daemon now keeps surveillance's events from the table server: the events held
+    # keep the numbers the server knows them by, the ones stored from now on skip them.
+    routes = {SERVER: lambda type_: not type_.startswith("surveillance.")}
+    with Journal.open(old, CONTROLLER, clock=clock, routes=routes) as journal:
+        assert journal.check() == []
+        assert (
+            journal.events_after(0),
+            journal.shoes(),
+            journal.replay_steps(),
+            journal.last_seq(),
+        ) == expected
+        assert journal.sink_marks() == {SERVER: SinkMark(SERVER, 9, 4)}
+        waiting = journal.sink_events_after(SERVER, 4)
+        assert [(item.seq, item.event.seq) for item in waiting] == [(n, n) for n in range(5, 10)]
+        assert [item.event.type for item in waiting][1:3] == ["surveillance.edge", "shoe.ended"]
+        assert journal.verify_chain().intact  # the chain never covered delivery marks
+        journal.record({"type": "x"}, [event("surveillance.edge", 2, 1), event("x", 2, 1)], 2)
+        last = journal.sink_events_after(SERVER, 9)
+        assert [(item.seq, item.event.seq, item.event.type) for item in last] == [(10, 11, "x")]
+    raw = sqlite3.connect(old)
+    assert raw.execute("SELECT schema_version FROM journal").fetchone() == (3,)
+    columns = [row[1] for row in raw.execute("PRAGMA table_info(journal)")]
+    assert "acked_through" not in columns
     raw.close()
 
 
@@ -657,19 +713,23 @@ def test_a_shoe_that_is_not_an_int_is_refused_by_name(journal: Journal, shoe: ob
 @pytest.mark.parametrize("mark", ["3", 3.0, True, None])
 def test_an_ack_mark_that_is_not_an_int_is_refused(journal: Journal, mark: object) -> None:
     deal(journal, 1, 1)
-    with pytest.raises(RecordInvalid, match=r"^acked_through must be an int, not "):
-        journal.mark_acked(mark)  # type: ignore[arg-type]
-    assert journal.acked_through() == 0
+    with pytest.raises(RecordInvalid, match=r"^delivered_through must be an int, not "):
+        journal.mark_delivered(SERVER, mark)  # type: ignore[arg-type]
+    assert delivered(journal) == 0
 
 
 def test_ack_marks_from_zero_to_the_last_seq_only(journal: Journal) -> None:
     deal(journal, 1, 1, cards=3)
-    journal.mark_acked(3)
-    journal.mark_acked(0)  # a server that lost everything: resend it all
-    assert journal.backlog() == 3
+    journal.mark_delivered(SERVER, 3)
+    journal.mark_delivered(SERVER, 0)  # a server that lost everything: resend it all
+    assert backlog(journal) == 3
     for outside in (-1, 4):
-        with pytest.raises(RecordInvalid, match=rf"^acked_through {outside} outside 0\.\.3 "):
-            journal.mark_acked(outside)
+        with pytest.raises(
+            RecordInvalid, match=rf"^sink server: delivered_through {outside} outside 0\.\.3 "
+        ):
+            journal.mark_delivered(SERVER, outside)
+    with pytest.raises(RecordInvalid, match=r"^no sink named 'nobody' in this journal"):
+        journal.mark_delivered("nobody", 0)
 
 
 @pytest.mark.parametrize("age", [-1, float("nan"), float("inf"), "3600", None])
@@ -686,7 +746,7 @@ def test_only_the_ack_mark_commits_without_waiting_for_the_disk(journal: Journal
     journal.record({"type": "card"}, [event("card.dealt", 1, 1)], 1)
     journal.prune(3600)
     assert "PRAGMA synchronous=NORMAL" not in statements  # inputs and prunes: durable
-    journal.mark_acked(1)
+    journal.mark_delivered(SERVER, 1)
     assert statements.count("PRAGMA synchronous=NORMAL") == 1
     journal._conn.set_trace_callback(None)
 
@@ -726,15 +786,15 @@ def test_replay_from_a_given_input_gets_every_input_after_it(journal: Journal) -
 
 def test_read_only_journal_says_so(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
-    Journal.open(path, CONTROLLER).close()
-    with Journal.open(path, None, read_only=True) as reader:
+    open_journal(path, CONTROLLER).close()
+    with open_journal(path, None, read_only=True) as reader:
         assert (reader.path, reader.read_only) == (path, True)
         assert repr(reader) == f"Journal({str(path)!r}, {CONTROLLER!r}, ro)"
         with pytest.raises(JournalError, match=rf"^journal {path} is open read-only$"):
-            reader.mark_acked(0)
+            reader.mark_delivered(SERVER, 0)
     with pytest.raises(JournalError, match=r"^journal .*missing\.db does not exist$"):
-        Journal.open(tmp_path / "missing.db", None, read_only=True)
-    with Journal.open(path, CONTROLLER) as writer:
+        open_journal(tmp_path / "missing.db", None, read_only=True)
+    with open_journal(path, CONTROLLER) as writer:
         assert (writer.path, writer.read_only) == (path, False)
 
 
@@ -754,24 +814,24 @@ def test_errors_name_the_journal_file(journal: Journal, tmp_path: Path) -> None:
 def test_opening_errors_say_what_is_wrong_and_where(tmp_path: Path) -> None:
     where = tmp_path / "no-such-directory" / "journal.db"
     with pytest.raises(JournalError, match=rf"^journal {where}: unable to open database file$"):
-        Journal.open(where, CONTROLLER)
+        open_journal(where, CONTROLLER)
     with pytest.raises(JournalError, match=r"^a new journal needs a controller_id$"):
-        Journal.open(tmp_path / "new.db", None)
+        open_journal(tmp_path / "new.db", None)
     empty = tmp_path / "empty.db"
     sqlite3.connect(empty).close()
     with pytest.raises(JournalError, match=r"^a new journal needs a controller_id$"):
-        Journal.open(empty, "")
+        open_journal(empty, "")
     path = tmp_path / "journal.db"
-    Journal.open(path, CONTROLLER).close()
+    open_journal(path, CONTROLLER).close()
     with pytest.raises(
         JournalMismatch,
         match=rf"^journal {path} belongs to controller '{CONTROLLER}', not 'another'$",
     ):
-        Journal.open(path, "another")
+        open_journal(path, "another")
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"this is not an SQLite file at all" * 200)
     with pytest.raises(JournalCorrupt, match=rf"^journal {garbage}: file is not a database$"):
-        Journal.open(garbage, CONTROLLER)
+        open_journal(garbage, CONTROLLER)
 
 
 def test_a_journal_that_cannot_keep_a_wal_is_refused() -> None:
@@ -779,17 +839,17 @@ def test_a_journal_that_cannot_keep_a_wal_is_refused() -> None:
     with pytest.raises(
         JournalError, match=r"^journal :memory:: cannot switch to WAL \(got memory\)$"
     ):
-        Journal.open(":memory:", CONTROLLER)
+        open_journal(":memory:", CONTROLLER)
 
 
 def test_the_busy_timeout_and_the_connection_mode_are_as_configured(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         assert journal._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
         assert journal._conn.isolation_level is None  # BEGIN ... COMMIT are ours alone
-    with Journal.open(path, CONTROLLER, busy_timeout_s=0.25) as journal:
+    with open_journal(path, CONTROLLER, busy_timeout_s=0.25) as journal:
         assert journal._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 250
-    with Journal.open(path, None, read_only=True, busy_timeout_s=0.5) as reader:
+    with open_journal(path, None, read_only=True, busy_timeout_s=0.5) as reader:
         assert reader._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 500
         assert reader._conn.isolation_level is None
 
@@ -805,18 +865,18 @@ def quick_check_rows(path: Path) -> list[str]:
 
 def test_damage_found_at_open_is_reported_with_the_first_five_findings(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         for round_ in range(1, 60):
             deal(journal, 1, round_)
         journal._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    for page in range(6, 10):  # the cells of four table pages zeroed
+    for page in (6, 8, 10, 12):  # the cells of four table pages zeroed
         damage(path, page * PAGE + 100, (page + 1) * PAGE, b"\x00")
     findings = quick_check_rows(path)
     assert len(findings) > 5
     with pytest.raises(JournalCorrupt) as raised:
-        Journal.open(path, CONTROLLER)
+        open_journal(path, CONTROLLER)
     assert str(raised.value) == f"journal {path} is damaged: {'; '.join(findings[:5])}"
-    with Journal.open(path, CONTROLLER, quick_check=False) as opened:
+    with open_journal(path, CONTROLLER, quick_check=False) as opened:
         assert opened.check() == [f"sqlite: {finding}" for finding in findings]
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from journal_support import SERVER, open_journal
 
 from shoe_controller.service.config import from_mapping
 from shoe_controller.service.control_answers import ControlService
@@ -80,7 +81,7 @@ def fill(journal: Journal) -> None:
 @pytest.fixture
 def path(tmp_path: Path) -> Path:
     where = tmp_path / "journal.db"
-    with Journal.open(where, CONTROLLER, clock=Clock()) as journal:
+    with open_journal(where, CONTROLLER, clock=Clock()) as journal:
         fill(journal)
     return where
 
@@ -97,7 +98,7 @@ def tampered_copy(path: Path, *statements: str) -> Path:
 
 
 def report_of(path: Path) -> Any:
-    with Journal.open(path, None, read_only=True) as reader:
+    with open_journal(path, None, read_only=True) as reader:
         return reader.verify_chain()
 
 
@@ -136,9 +137,9 @@ def test_each_record_is_linked_to_the_one_before_as_the_page_says(path: Path) ->
 
 def test_the_chain_goes_on_across_restarts_and_an_int_clock(tmp_path: Path) -> None:
     where = tmp_path / "journal.db"
-    with Journal.open(where, CONTROLLER, clock=lambda: 1_800_000_000) as journal:  # an int
+    with open_journal(where, CONTROLLER, clock=lambda: 1_800_000_000) as journal:  # an int
         journal.record({"type": "a"}, [event("x", 1, 1)], 1)
-    with Journal.open(where, CONTROLLER, clock=lambda: 1_800_000_001) as journal:
+    with open_journal(where, CONTROLLER, clock=lambda: 1_800_000_001) as journal:
         journal.record({"type": "b"}, [event("y", 1, 1), event("z", 1, 1)], 1)
         report = journal.verify_chain()
         assert (report.intact, report.records) == (True, 5)
@@ -148,7 +149,7 @@ def test_the_chain_goes_on_across_restarts_and_an_int_clock(tmp_path: Path) -> N
 
 
 def test_a_failed_transaction_leaves_the_chain_where_it_was(path: Path) -> None:
-    with Journal.open(path, CONTROLLER, busy_timeout_s=0.05) as journal:
+    with open_journal(path, CONTROLLER, busy_timeout_s=0.05) as journal:
         with pytest.raises(RecordInvalid):
             journal.record({"type": "bad"}, [{"type": "x"}], 1)  # refused before the file
         blocker = sqlite3.connect(path, isolation_level=None)
@@ -163,7 +164,7 @@ def test_a_failed_transaction_leaves_the_chain_where_it_was(path: Path) -> None:
 
 
 def test_an_empty_journal_is_an_intact_chain_of_nothing(tmp_path: Path) -> None:
-    with Journal.open(tmp_path / "j.db", CONTROLLER) as journal:
+    with open_journal(tmp_path / "j.db", CONTROLLER) as journal:
         report = journal.verify_chain()
     assert (report.intact, report.records, report.head) == (True, 0, GENESIS)
 
@@ -317,14 +318,14 @@ def test_a_record_changed_with_its_own_hash_recomputed_breaks_the_next_link(path
 
 def test_a_damaged_file_is_a_broken_chain_not_an_intact_one(tmp_path: Path) -> None:
     path = tmp_path / "big.db"
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         for n in range(400):
             journal.record({"type": "card", "pad": "x" * 200}, [event("e", 1, n, n=n)], 1)
     raw = bytearray(path.read_bytes())
     middle = len(raw) // 2 // 4096 * 4096
     raw[middle : middle + 8192] = b"\x5a" * 8192  # pages of the inputs and events
     path.write_bytes(bytes(raw))
-    with Journal.open(path, None, read_only=True, quick_check=False) as reader:
+    with open_journal(path, None, read_only=True, quick_check=False) as reader:
         report = reader.verify_chain()
     assert report == ChainReport(False, 0, "", "", "the file", report.problem)
     assert str(report.problem).startswith("sqlite: journal ")
@@ -339,7 +340,7 @@ def dealt(where: Path, inputs: int = 20) -> Path:
     cards = [Card(rank, suit) for _ in range(8) for rank in range(1, 14) for suit in Suit]
     random.Random(7).shuffle(cards)
     shoe = deal_shoe(cards, config)
-    with Journal.open(where, CONTROLLER, clock=Clock()) as journal:
+    with open_journal(where, CONTROLLER, clock=Clock()) as journal:
         controller = Controller(config, journal)
         for item in shoe.inputs[:inputs]:
             controller.submit(item)
@@ -350,9 +351,9 @@ def test_a_broken_chain_is_critical_at_start_up_and_stays_so(tmp_path: Path) -> 
     path = dealt(tmp_path / "journal.db")
     copy = tampered_copy(path, "UPDATE events SET at = '2027-01-15T08:00:00.000000Z' WHERE seq = 9")
     config = from_mapping({"table": {"id": "07"}})
-    with Journal.open(copy, CONTROLLER) as journal:
+    with open_journal(copy, CONTROLLER) as journal:
         controller = Controller(config.procedures, journal)
-        service = ControlService(controller, lambda: None, list, config, lambda: NOW)
+        service = ControlService(controller, list, list, config, lambda: NOW)
         status = service.health_status()
         chain = status["controller"]["journal_chain"]
         bad = chain["first_bad"]
@@ -376,9 +377,9 @@ def test_a_broken_chain_is_critical_at_start_up_and_stays_so(tmp_path: Path) -> 
 def test_an_intact_chain_is_healthy(tmp_path: Path) -> None:
     path = dealt(tmp_path / "journal.db")
     config = from_mapping({"table": {"id": "07"}})
-    with Journal.open(path, CONTROLLER) as journal:
+    with open_journal(path, CONTROLLER) as journal:
         controller = Controller(config.procedures, journal)
-        status = ControlService(controller, lambda: None, list, config).health_status()
+        status = ControlService(controller, list, list, config).health_status()
     assert status["controller"]["journal_chain"]["intact"] is True
     assert not [p for p in status["health"]["problems"] if "chain" in p["text"]]
     answer = {**status, "controller": {**status["controller"], "journal_chain": None}}
@@ -391,8 +392,8 @@ def test_an_intact_chain_is_healthy(tmp_path: Path) -> None:
 
 def test_pruning_keeps_the_chain_through_an_anchor(path: Path) -> None:
     clock = Clock()
-    with Journal.open(path, CONTROLLER, clock=clock) as journal:
-        journal.mark_acked(journal.last_seq())
+    with open_journal(path, CONTROLLER, clock=clock) as journal:
+        journal.mark_delivered(SERVER, journal.last_seq())
         last_pruned = journal._one("SELECT chain FROM events WHERE seq = 8")
         clock.now += 7200
         result = journal.prune(max_age_s=3600)
@@ -427,8 +428,8 @@ def test_pruning_keeps_the_chain_through_an_anchor(path: Path) -> None:
 def test_records_that_do_not_chain_are_never_pruned(path: Path) -> None:
     copy = tampered_copy(path, 'UPDATE inputs SET body = \'{"type":"x"}\' WHERE input_no = 2')
     clock = Clock()
-    with Journal.open(copy, CONTROLLER, clock=clock) as journal:
-        journal.mark_acked(journal.last_seq())
+    with open_journal(copy, CONTROLLER, clock=clock) as journal:
+        journal.mark_delivered(SERVER, journal.last_seq())
         clock.now += 7200
         result = journal.prune(max_age_s=3600)
         assert (result.shoes, result.inputs, result.events) == ((), 0, 0)
@@ -445,11 +446,11 @@ def test_records_that_do_not_chain_are_never_pruned(path: Path) -> None:
 def test_a_schema_1_journal_is_migrated_and_chained_once(tmp_path: Path) -> None:
     old = tmp_path / "old.db"
     old.write_bytes(STORED_V1.read_bytes())
-    with pytest.raises(JournalMismatch, match="has schema 1, without the hash chain"):
-        Journal.open(old, None, read_only=True)  # a reader never rewrites a file
+    with pytest.raises(JournalMismatch, match="has schema 1, before the hash chain"):
+        open_journal(old, None, read_only=True)  # a reader never rewrites a file
     clock = Clock()
     clock.now = NOW + 99
-    with Journal.open(old, CONTROLLER, clock=clock) as journal:
+    with open_journal(old, CONTROLLER, clock=clock) as journal:
         state = journal.chain_state()
         assert state["chained_from"] == journal.last_input() + 1 == 9
         assert state["migrated_at"] == NOW + 99
@@ -459,13 +460,13 @@ def test_a_schema_1_journal_is_migrated_and_chained_once(tmp_path: Path) -> None
         journal.record({"type": "card"}, [event("card.dealt", 2, 1)], 2)
         head = journal.verify_chain().head
     conn = sqlite3.connect(old)
-    assert conn.execute("SELECT schema_version FROM journal").fetchone() == (2,)
+    assert conn.execute("SELECT schema_version FROM journal").fetchone() == (3,)
     conn.close()
     clock.now += 50
-    with Journal.open(old, CONTROLLER, clock=clock) as again:  # not migrated twice
+    with open_journal(old, CONTROLLER, clock=clock) as again:  # not migrated twice
         assert again.chain_state()["migrated_at"] == NOW + 99
         assert again.verify_chain().head == head
-    with Journal.open(old, None, read_only=True) as reader:
+    with open_journal(old, None, read_only=True) as reader:
         assert reader.verify_chain().intact
     report = report_of(tampered_copy(old, "DELETE FROM events WHERE seq = 3"))
     assert (report.first_bad, report.problem) == (
@@ -601,13 +602,13 @@ def test_the_merge_keeps_every_event_to_the_last() -> None:
 
 def test_nothing_to_prune_is_nothing_walked_and_a_shoe_of_one_input_goes(tmp_path: Path) -> None:
     clock = Clock()
-    with Journal.open(tmp_path / "j.db", CONTROLLER, clock=clock) as journal:
+    with open_journal(tmp_path / "j.db", CONTROLLER, clock=clock) as journal:
         assert journal.prune(0) == PruneResult(shoes=(), inputs=0, events=0)
         journal.record({"type": "shuffle"}, [], 1)  # shoe 1: one input, no event
         journal.record({"type": "end"}, [], 1)
         journal.record({"type": "open"}, [event("shoe.ended", 1, None)], 1)
         journal.record({"type": "quiet"}, [], 2)  # shoe 2 holds no event yet
-        journal.mark_acked(journal.last_seq())
+        journal.mark_delivered(SERVER, journal.last_seq())
         clock.now += 10
         result = journal.prune(max_age_s=1)
         assert (result.shoes, result.inputs, result.events) == ((1,), 3, 1)
@@ -617,10 +618,10 @@ def test_nothing_to_prune_is_nothing_walked_and_a_shoe_of_one_input_goes(tmp_pat
 
 def test_the_latest_shoe_is_kept_however_old_it_is(tmp_path: Path) -> None:
     clock = Clock()
-    with Journal.open(tmp_path / "j.db", CONTROLLER, clock=clock) as journal:
+    with open_journal(tmp_path / "j.db", CONTROLLER, clock=clock) as journal:
         journal.record({"type": "card"}, [event("card.dealt", 1, 1)], 1)
         journal.record({"type": "end"}, [event("shoe.ended", 1, None)], 1)
-        journal.mark_acked(journal.last_seq())
+        journal.mark_delivered(SERVER, journal.last_seq())
         clock.now += 10_000
         assert journal.prune(max_age_s=1) == PruneResult(shoes=(), inputs=0, events=0)
         assert journal.first_seq() == 1  # replay and `shoectl rounds` still need it
@@ -629,14 +630,14 @@ def test_the_latest_shoe_is_kept_however_old_it_is(tmp_path: Path) -> None:
 def test_a_journal_known_broken_is_not_pruned_even_where_it_chains(path: Path) -> None:
     copy = tampered_copy(path, "UPDATE events SET data = '{}' WHERE seq = 10")  # in shoe 2
     clock = Clock()
-    with Journal.open(copy, CONTROLLER, clock=clock) as journal:
+    with open_journal(copy, CONTROLLER, clock=clock) as journal:
         known = journal.verify_chain()
         assert known.first_bad == "event seq 10 (input 8)"
-        journal.mark_acked(journal.last_seq())
+        journal.mark_delivered(SERVER, journal.last_seq())
         clock.now += 7200
         assert journal.prune(max_age_s=3600) == PruneResult((), 0, 0, chain=known)
         assert journal.first_seq() == 1  # shoe 1, which chains, is kept too: the evidence
-    with Journal.open(copy, CONTROLLER, clock=clock) as fresh:  # not walked: prunes shoe 1
+    with open_journal(copy, CONTROLLER, clock=clock) as fresh:  # not walked: prunes shoe 1
         assert fresh.prune(max_age_s=3600).shoes == (1,)
 
 
@@ -648,7 +649,7 @@ def test_a_migration_that_fails_changes_nothing_and_names_the_file(tmp_path: Pat
     conn.commit()
     conn.close()
     with pytest.raises(JournalError, match=f"journal {re.escape(str(old))}: duplicate column"):
-        Journal.open(old, CONTROLLER)
+        open_journal(old, CONTROLLER)
     conn = sqlite3.connect(old)
     assert conn.execute("SELECT schema_version FROM journal").fetchone() == (1,)
     columns = [row[1] for row in conn.execute("PRAGMA table_info(inputs)")]

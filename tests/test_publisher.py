@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 import structlog
 from delivery_support import CONTROLLER_ID, PATIENCE_S, SECRET, TABLE_ID, write_key
+from journal_support import SERVER, backlog, delivered, open_journal, server_sink
 
 from shoe_controller.delivery import pushapi
-from shoe_controller.delivery.publisher import (
-    Publisher,
+from shoe_controller.delivery.push import (
     PushConfig,
-    PushFault,
-    backoff_delay,
+    PushSink,
 )
+from shoe_controller.delivery.sink import Backoff, SinkFault, backoff_delay
 from shoe_controller.store.journal import Journal
 from shoe_controller.testing.receiver import FaultPlan, Receiver, ReceiverStore, server_ssl_context
 from shoe_controller.vocab.events import iso_time
@@ -63,9 +63,9 @@ async def eventually(predicate: Callable[[], Any], what: str) -> Any:
 @contextlib.asynccontextmanager
 async def publishing(
     journal: Journal, config: PushConfig, **options: Any
-) -> AsyncIterator[Publisher]:
+) -> AsyncIterator[PushSink]:
     options.setdefault("clock", fixed_clock)
-    publisher = Publisher(journal, config, **options)
+    publisher = server_sink(journal, config, **options)
     task = asyncio.create_task(publisher.run())
     try:
         yield publisher
@@ -81,15 +81,14 @@ class Setup:
         self.store = ReceiverStore(tmp_path / "receiver.db")
         key = pushapi.SigningKey.from_file(self.key_file)
         self.receiver = Receiver(self.store, key, TABLE_ID, clock=fixed_clock).start()
-        self.journal = Journal.open(tmp_path / "journal.db", CONTROLLER_ID)
+        self.journal = open_journal(tmp_path / "journal.db", CONTROLLER_ID)
         self.config = PushConfig(
             base_url=self.receiver.url,
             table_id=TABLE_ID,
             controller_id=CONTROLLER_ID,
             key_file=self.key_file,
             timeout_s=5.0,
-            backoff_min_s=0.01,
-            backoff_max_s=0.05,
+            backoff=Backoff(0.01, 0.05),
         )
 
     def held(self) -> list[dict[str, Any]]:
@@ -111,8 +110,8 @@ def setup(tmp_path: Path):
     made.close()
 
 
-def delivered(setup: Setup, publisher: Publisher) -> Callable[[], bool]:
-    return lambda: publisher.status().acked_through == setup.journal.last_seq()
+def all_delivered(setup: Setup, publisher: PushSink) -> Callable[[], bool]:
+    return lambda: publisher.status().delivered_through == setup.journal.last_seq()
 
 
 def test_everything_is_delivered_in_order_in_batches_of_at_most_200(setup: Setup) -> None:
@@ -120,15 +119,15 @@ def test_everything_is_delivered_in_order_in_batches_of_at_most_200(setup: Setup
 
     async def scenario() -> None:
         async with publishing(setup.journal, setup.config) as publisher:
-            await eventually(delivered(setup, publisher), "450 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "450 events acknowledged")
 
     asyncio.run(scenario())
     stats = setup.receiver.stats()
     assert (stats["posts"], stats["max_batch"]) == (3, 200)  # 200 + 200 + 50
     assert stats["duplicates"] == 0
     assert setup.held() == setup.expected()
-    assert setup.journal.acked_through() == 450
-    assert setup.journal.backlog() == 0
+    assert delivered(setup.journal) == 450
+    assert backlog(setup.journal) == 0
 
 
 class Capture(BaseHTTPRequestHandler):
@@ -165,7 +164,7 @@ def test_requests_are_built_and_signed_exactly_as_the_page_says(setup: Setup) ->
 
     async def scenario() -> None:
         async with publishing(setup.journal, config, clock=lambda: NOW + 0.9) as publisher:
-            await eventually(delivered(setup, publisher), "2 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "2 events acknowledged")
 
     try:
         asyncio.run(scenario())
@@ -194,12 +193,12 @@ def test_start_up_resync_asks_the_server_before_sending(setup: Setup) -> None:
 
     async def scenario() -> None:
         async with publishing(setup.journal, setup.config) as publisher:
-            await eventually(delivered(setup, publisher), "12 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "12 events acknowledged")
         # the journal's record of the ack is lost (as after a crash right before storing it)
-        setup.journal.mark_acked(0)
+        setup.journal.mark_delivered(SERVER, 0)
         record(setup.journal, 2)
         async with publishing(setup.journal, setup.config) as publisher:
-            await eventually(delivered(setup, publisher), "18 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "18 events acknowledged")
 
     asyncio.run(scenario())
     stats = setup.receiver.stats()
@@ -213,11 +212,11 @@ def test_a_409_makes_the_publisher_resend_from_the_servers_point(setup: Setup) -
 
     async def scenario() -> None:
         async with publishing(setup.journal, setup.config) as publisher:
-            await eventually(delivered(setup, publisher), "9 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "9 events acknowledged")
             setup.store.rewind(TABLE_ID, 4)  # the server forgot 5..9
             record(setup.journal, 1)
             publisher.notify()
-            await eventually(delivered(setup, publisher), "12 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "12 events acknowledged")
             assert publisher.status().fault is None  # a 409 is not a fault
 
     asyncio.run(scenario())
@@ -228,11 +227,11 @@ def test_a_409_makes_the_publisher_resend_from_the_servers_point(setup: Setup) -
 def test_a_4xx_raises_a_fault_that_clears_on_success(setup: Setup) -> None:
     record(setup.journal, 2)
     setup.receiver.set_faults(FaultPlan(mode="status", status=401, count=3))
-    seen: list[PushFault | None] = []
+    seen: list[SinkFault | None] = []
 
     async def scenario() -> None:
         async with publishing(setup.journal, setup.config, on_fault=seen.append) as publisher:
-            await eventually(delivered(setup, publisher), "6 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "6 events acknowledged")
             status = publisher.status()
             assert status.fault is None
             assert status.consecutive_failures == 0
@@ -257,12 +256,12 @@ def test_a_lasting_refusal_is_visible_in_the_status(setup: Setup) -> None:
             assert status.fault is not None
             assert status.fault.code == "http_403"
             assert status.backlog == 6  # kept, never dropped
-            assert status.acked_through == 0
+            assert status.delivered_through == 0
             assert json.loads(json.dumps(status.to_json()))["fault"]["code"] == "http_403"
 
     asyncio.run(scenario())
     assert setup.held() == []
-    assert setup.journal.backlog() == 6
+    assert backlog(setup.journal) == 6
 
 
 def test_no_polling_while_idle_and_notify_wakes_it(setup: Setup) -> None:
@@ -270,14 +269,14 @@ def test_no_polling_while_idle_and_notify_wakes_it(setup: Setup) -> None:
 
     async def scenario() -> None:
         async with publishing(setup.journal, setup.config) as publisher:
-            await eventually(delivered(setup, publisher), "3 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "3 events acknowledged")
             requests = setup.receiver.stats()["requests"]
             record(setup.journal, 1)  # committed, but nobody says so
             await asyncio.sleep(0.3)
             assert setup.receiver.stats()["requests"] == requests  # no timer looked
             assert publisher.status().state == "idle"
             threading.Thread(target=publisher.notify).start()  # from another thread
-            await eventually(delivered(setup, publisher), "6 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "6 events acknowledged")
 
     asyncio.run(scenario())
     assert setup.held() == setup.expected()
@@ -290,7 +289,7 @@ def test_a_slow_server_is_retried_and_resends_are_stored_once(setup: Setup) -> N
 
     async def scenario() -> None:
         async with publishing(setup.journal, config) as publisher:
-            await eventually(delivered(setup, publisher), "6 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "6 events acknowledged")
             assert publisher.status().last_error == "timeout"
 
     asyncio.run(scenario())
@@ -314,7 +313,7 @@ def test_a_server_ahead_of_the_journal_is_a_fault_and_gets_nothing(setup: Setup)
 
     asyncio.run(scenario())
     assert setup.receiver.stats()["posts"] == 0
-    assert setup.journal.acked_through() == 0
+    assert delivered(setup.journal) == 0
 
 
 def test_a_server_needing_pruned_events_is_a_fault(setup: Setup) -> None:
@@ -327,7 +326,7 @@ def test_a_server_needing_pruned_events_is_a_fault(setup: Setup) -> None:
 
     async def scenario() -> None:
         async with publishing(setup.journal, setup.config) as publisher:
-            await eventually(delivered(setup, publisher), "10 events acknowledged")
+            await eventually(all_delivered(setup, publisher), "10 events acknowledged")
         assert setup.journal.prune(max_age_s=0).shoes == (1,)
         setup.store.rewind(TABLE_ID, 0)  # the server lost everything
         async with publishing(setup.journal, setup.config) as publisher:
@@ -369,7 +368,7 @@ def test_backoff_doubles_from_half_a_second_to_thirty_with_jitter() -> None:
 def test_backoff_uses_the_injected_random_and_clock(setup: Setup) -> None:
     record(setup.journal, 1)
     setup.receiver.set_faults(FaultPlan(mode="status", status=500))
-    config = replace(setup.config, backoff_min_s=0.02, backoff_max_s=10.0)
+    config = replace(setup.config, backoff=Backoff(0.02, 10.0))
 
     async def scenario() -> None:
         async with publishing(setup.journal, config, rand=lambda: 0.5) as publisher:
@@ -395,7 +394,7 @@ def test_configuration_is_checked() -> None:
     with pytest.raises(ValueError, match="batch_size"):
         PushConfig(base_url="http://server", batch_size=201, **base)
     with pytest.raises(ValueError, match="backoff"):
-        PushConfig(base_url="http://server", backoff_min_s=5, backoff_max_s=1, **base)
+        PushConfig(base_url="http://server", backoff=Backoff(5, 1), **base)
 
 
 def make_pki(directory: Path) -> dict[str, Path]:
@@ -432,12 +431,12 @@ def test_mutual_tls(tmp_path: Path) -> None:
         store, pushapi.SigningKey.from_file(key_file), TABLE_ID, clock=fixed_clock,
         ssl_context=context,
     ).start()  # fmt: skip
-    journal = Journal.open(tmp_path / "journal.db", CONTROLLER_ID)
+    journal = open_journal(tmp_path / "journal.db", CONTROLLER_ID)
     record(journal, 2)
     assert receiver.url.startswith("https://")
     config = PushConfig(
         base_url=receiver.url, table_id=TABLE_ID, controller_id=CONTROLLER_ID,
-        key_file=key_file, ca_file=pki["ca.pem"], backoff_min_s=0.01, backoff_max_s=0.05,
+        key_file=key_file, ca_file=pki["ca.pem"], backoff=Backoff(0.01, 0.05),
     )  # fmt: skip
 
     async def scenario() -> None:
@@ -446,10 +445,10 @@ def test_mutual_tls(tmp_path: Path) -> None:
             status = await eventually(
                 lambda: (s := publisher.status()).consecutive_failures >= 2 and s, "failures"
             )
-            assert status.acked_through is None
+            assert status.delivered_through is None
         with_cert = replace(config, client_cert=pki["client.pem"], client_key=pki["client.key"])
         async with publishing(journal, with_cert) as publisher:
-            await eventually(lambda: publisher.status().acked_through == 6, "6 events acked")
+            await eventually(lambda: publisher.status().delivered_through == 6, "6 events acked")
         # a server certificate from a CA we were not told to trust is refused
         untrusted = replace(with_cert, ca_file=None)
         record(journal, 1)

@@ -284,7 +284,7 @@ def test_a_new_server_redraws_the_same_board_from_the_journal(tmp_path: Path) ->
             assert shown["stats"]["rounds"] > 5
             # The control socket's `road` answer (shoectl road) is the same board.
             service = ControlService(
-                table.controller, lambda: None, list, from_mapping({"table": {"id": "07"}})
+                table.controller, list, list, from_mapping({"table": {"id": "07"}})
             )
             answer = service.answer({"cmd": "road"})
             assert {**answer, "table": "07"} == {**shown, "table": "07"}

@@ -167,12 +167,14 @@ def test_check_warns_while_delivery_to_the_table_server_fails(live: LiveTable) -
     outbox = live.shoectl("outbox")
     assert outbox.returncode == 0
     assert re.search(r"^Why +delivery failing \(\d+ attempt\(s\)\): ", outbox.stdout, re.M)
-    assert re.search(r"^Last error +.+ failure\(s\) in a row\)$", outbox.stdout, re.M)
-    assert re.search(r"^1 +\S+ +1 +controller\.started$", outbox.stdout, re.M)
+    assert re.search(r"^Last error +.+ failure\(s\) in a row, [^)]+\)$", outbox.stdout, re.M)
+    assert re.search(r"^Sink +server \(http\) http://127\.0\.0\.1:\d+$", outbox.stdout, re.M)
+    assert re.search(r"^1 +1 +\S+ +1 +controller\.started$", outbox.stdout, re.M)
     data = json.loads(live.shoectl("outbox", "--json").stdout)
-    assert data["publisher"]["state"] in ("backoff", "sending")
-    assert data["backlog"] == live.call(live.journal.last_seq)
-    assert [entry["seq"] for entry in data["waiting"]] == list(range(1, data["backlog"] + 1))
+    (server,) = data["sinks"]
+    assert server["state"] in ("backoff", "sending")
+    assert server["backlog"] == data["backlog"] == live.call(live.journal.last_seq)
+    assert [entry["seq"] for entry in server["waiting"]] == list(range(1, server["backlog"] + 1))
 
 
 def test_devices_shows_link_statistics_and_identity(live: LiveTable) -> None:

@@ -73,7 +73,7 @@ def found_in(directory: Path) -> str | None:
     try:
         with Journal.open(journal_path, None, read_only=True) as journal:
             shoes = journal.shoes()
-            last_seq, acked = journal.last_seq(), journal.acked_through()
+            last_seq, marks = journal.last_seq(), journal.sink_marks()
     except JournalError as error:
         return f"reusing {directory}: its journal cannot be read ({error})"
     if not shoes:
@@ -81,9 +81,13 @@ def found_in(directory: Path) -> str | None:
     last = shoes[-1]
     state = "ended" if last.ended_at is not None else "still open: the table goes on with it"
     held = f"shoe {last.shoe}" if len(shoes) == 1 else f"shoes {shoes[0].shoe} to {last.shoe}"
+    delivered = "; ".join(
+        f"{mark.sink} has {mark.delivered_through} of its {mark.last_seq}"
+        for mark in marks.values()
+    )
     return (
-        f"reusing {directory}: its journal holds {held} and {last_seq} event(s), {acked} of"
-        f" them delivered; shoe {last.shoe} is {state}"
+        f"reusing {directory}: its journal holds {held} and {last_seq} event(s)"
+        f" ({delivered or 'no sink'}); shoe {last.shoe} is {state}"
     )
 
 

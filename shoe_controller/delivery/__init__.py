@@ -1,1 +1,2 @@
-"""Delivery to consumers: the push API's wire format and the publisher."""
+"""Delivery to consumers: each sink's outbox, the retry loop they share, and their kinds
+(the push API's table server, a message broker)."""

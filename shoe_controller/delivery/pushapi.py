@@ -20,6 +20,7 @@ SIGNATURE_SCHEME = "v1="
 HEADER_CONTROLLER = "X-Shoe-Controller"
 HEADER_TIMESTAMP = "X-Shoe-Timestamp"
 HEADER_SIGNATURE = "X-Shoe-Signature"
+SIGNED_HEADERS = (HEADER_CONTROLLER, HEADER_TIMESTAMP, HEADER_SIGNATURE)
 
 EVENT_FIELDS = ("seq", "id", "type", "at", "shoe", "round", "data")
 

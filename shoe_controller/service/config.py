@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from shoe_controller.delivery.routing import HTTP_EXCLUDES_BY_DEFAULT, EventFilter, pattern_problem
+from shoe_controller.store.schema import LEGACY_SINK
 from shoe_controller.table.config import TableConfig
 
 _T = TypeVar("_T")
@@ -86,26 +88,82 @@ class DeviceSection:
 
 
 @dataclass(frozen=True)
-class ServerSection:
-    """[server]: the table server the events go to (PUSH_API.md)."""
+class SinkFilter:
+    """Which event types a sink takes (delivery/routing.py): patterns like "round.*"."""
 
+    events: tuple[str, ...] = ("*",)
+    exclude: tuple[str, ...] = ()
+
+    def event_filter(self) -> EventFilter:
+        return EventFilter(self.events, self.exclude)
+
+
+@dataclass(frozen=True)
+class ServerSection(SinkFilter):
+    """[server], or a [[sink]] of kind "http": a table server the events go to (PUSH_API.md).
+    By default it gets every event but surveillance's (docs/delivery.md)."""
+
+    name: str = LEGACY_SINK
     url: str = "http://127.0.0.1:8700"
     key_file: str = "/etc/shoe-controller/table.key"
     ca_file: str = ""
     client_cert: str = ""
     client_key: str = ""
     timeout: float = 10.0
+    exclude: tuple[str, ...] = HTTP_EXCLUDES_BY_DEFAULT
 
     def __post_init__(self) -> None:
         problem = url_problem(self.url)
         if problem:
             raise ValueError(f"url {self.url!r}: {problem}")
-        if bool(self.client_cert) != bool(self.client_key):
-            raise ValueError("client_cert and client_key go together")
-        if not 0 < self.timeout <= TIMEOUT_MAX_S:  # TOML has nan and inf: neither is a timeout
-            raise ValueError(
-                f"timeout must be a finite number of seconds above 0 and at most {TIMEOUT_MAX_S:g}"
-            )
+        _check_sink(self)
+
+
+@dataclass(frozen=True)
+class AmqpSinkSection(SinkFilter):
+    """A [[sink]] of kind "amqp": a message broker's topic exchange (docs/amqp.md)."""
+
+    name: str = "broker"
+    url: str = "amqp://127.0.0.1:5672/"  # amqps:// for TLS; a password here or in password_file
+    exchange: str = "shoe.events"
+    password_file: str = ""
+    key_file: str = "/etc/shoe-controller/table.key"  # signs each message as PUSH_API.md does
+    ca_file: str = ""
+    client_cert: str = ""
+    client_key: str = ""
+    timeout: float = 10.0
+    window: int = 200  # messages awaiting the broker's confirm at once
+
+    def __post_init__(self) -> None:
+        parts = urllib.parse.urlsplit(self.url)
+        if parts.scheme not in ("amqp", "amqps") or not parts.hostname:
+            raise ValueError(f"url must be amqp://host:port/vhost or amqps://..., got {self.url!r}")
+        if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,255}", self.exchange):
+            raise ValueError("exchange must be 1-255 letters, digits, '.', '_', ':' or '-'")
+        if not 1 <= self.window <= 10_000:
+            raise ValueError("window must be 1 to 10000")
+        _check_sink(self)
+
+
+SinkSection = ServerSection | AmqpSinkSection
+SINK_KINDS: dict[str, type[SinkSection]] = {"http": ServerSection, "amqp": AmqpSinkSection}
+
+
+def _check_sink(sink: SinkSection) -> None:
+    """What every kind of sink asks of its keys."""
+    if not re.fullmatch(_ID, sink.name):
+        raise ValueError("name must be 1-64 letters, digits, '.', '_' or '-'")
+    for key in ("events", "exclude"):
+        for pattern in getattr(sink, key):
+            problem = pattern_problem(pattern)
+            if problem:
+                raise ValueError(f"{key}: {problem}")
+    if bool(sink.client_cert) != bool(sink.client_key):
+        raise ValueError("client_cert and client_key go together")
+    if not 0 < sink.timeout <= TIMEOUT_MAX_S:  # TOML has nan and inf: neither is a timeout
+        raise ValueError(
+            f"timeout must be a finite number of seconds above 0 and at most {TIMEOUT_MAX_S:g}"
+        )
 
 
 @dataclass(frozen=True)
@@ -220,7 +278,7 @@ class Config:
     procedures: TableConfig
     scanner: DeviceSection | None
     shuffler: DeviceSection | None
-    server: ServerSection
+    sinks: tuple[SinkSection, ...]  # [server] and every [[sink]], each with its own outbox
     journal: JournalSection
     control: ControlSection
     log: LogSection
@@ -275,7 +333,7 @@ def load(path: Path | str) -> Config:
 
 def from_mapping(raw: Mapping[str, Any]) -> Config:
     """Check a parsed configuration; the device sections are optional, the others default."""
-    known = {"table", "payouts", *_SECTIONS}
+    known = {"table", "payouts", "sink", *_SECTIONS}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise ConfigError(f"unknown section [{unknown[0]}]; allowed: {', '.join(sorted(known))}")
@@ -288,7 +346,7 @@ def from_mapping(raw: Mapping[str, Any]) -> Config:
         procedures=_build(TableConfig, table_raw, "table"),
         scanner=_build(DeviceSection, raw["scanner"], "scanner") if "scanner" in raw else None,
         shuffler=_build(DeviceSection, raw["shuffler"], "shuffler") if "shuffler" in raw else None,
-        server=_build(ServerSection, _section(raw, "server"), "server"),
+        sinks=_sinks(raw),
         journal=_build(JournalSection, _section(raw, "journal"), "journal"),
         control=_build(ControlSection, _section(raw, "control"), "control"),
         log=_build(LogSection, _section(raw, "log"), "log"),
@@ -297,6 +355,34 @@ def from_mapping(raw: Mapping[str, Any]) -> Config:
         scoreboard=_build(ScoreboardSection, _section(raw, "scoreboard"), "scoreboard"),
         surveillance=_build(SurveillanceSection, _section(raw, "surveillance"), "surveillance"),
     )
+
+
+def _sinks(raw: Mapping[str, Any]) -> tuple[SinkSection, ...]:
+    """[server] (when given, or when no [[sink]] is) and every [[sink]], names unique."""
+    sinks: list[SinkSection] = []
+    if "server" in raw or "sink" not in raw:
+        server = _section(raw, "server")
+        if "name" in server:
+            raise ConfigError(f"[server] has no name: it is the sink named {LEGACY_SINK!r}")
+        sinks.append(_build(ServerSection, server, "server"))
+    listed = raw.get("sink", [])
+    if not isinstance(listed, list) or not all(isinstance(item, Mapping) for item in listed):
+        raise ConfigError("[[sink]] must be an array of tables, each with a kind and a name")
+    for index, item in enumerate(listed, 1):
+        values = dict(item)
+        label = f"sink {values.get('name', index)!s}"
+        kind = values.pop("kind", None)
+        if kind not in SINK_KINDS:
+            allowed = ", ".join(repr(name) for name in SINK_KINDS)
+            raise ConfigError(f"[{label}] kind = {kind!r}: allowed values are {allowed}")
+        if "name" not in values:
+            raise ConfigError(f"[{label}] needs a name: its delivery mark in the journal")
+        sinks.append(_build(SINK_KINDS[kind], values, label))
+    names = [sink.name for sink in sinks]
+    for name in names:
+        if names.count(name) > 1:
+            raise ConfigError(f"[sink {name}] name {name!r} is used by two sinks")
+    return tuple(sinks)
 
 
 def url_problem(url: str) -> str | None:
@@ -362,8 +448,11 @@ def _build(cls: type[_T], values: Mapping[str, Any], section: str) -> _T:
         # would be the current directory and a group nobody's (docs/config.md).
         if value == "" and isinstance(default, str) and default:
             raise ConfigError(f"[{section}] {key} = '': must not be empty (default {default!r})")
+    converted = {
+        key: tuple(value) if isinstance(value, list) else value for key, value in values.items()
+    }
     try:
-        return cls(**values)
+        return cls(**converted)
     except (ValueError, TypeError) as error:
         raise ConfigError(f"[{section}] {error}") from None
 
@@ -380,6 +469,11 @@ def _type_problem(value: Any, hint: Any) -> str | None:
         options = [option for option in typing.get_args(hint) if option is not type(None)]
         problems = [_type_problem(value, option) for option in options]
         return None if None in problems else problems[0]
+    if origin is tuple:  # tuple[str, ...]: a TOML list of strings
+        if not isinstance(value, list):
+            return 'must be a list of strings, like ["round.*"]'
+        problems = [_type_problem(item, str) for item in value]
+        return next((problem for problem in problems if problem), None)
     if hint is bool:
         return None if isinstance(value, bool) else "must be true or false"
     if hint is int:

@@ -79,7 +79,7 @@ class ControlService:
     def __init__(
         self,
         controller: Controller,
-        publisher_status: Callable[[], Any],
+        sink_statuses: Callable[[], Iterable[Any]],
         device_stats: Callable[[], Iterable[Mapping[str, Any]]],
         config: Config,
         clock: Callable[[], float] = time.time,
@@ -89,8 +89,9 @@ class ControlService:
         loop_stats: Callable[[], Mapping[str, Any]] | None = None,
         version: str = __version__,
     ) -> None:
-        """`publisher_status()` gives a PublisherStatus (or its JSON, or None without a
-        publisher); `device_stats()` one `DeviceRunner.stats()` dict per configured device;
+        """`sink_statuses()` gives each delivery sink's SinkStatus (or its JSON), in the
+        configuration's order; `device_stats()` one `DeviceRunner.stats()` dict per
+        configured device;
         `journal_fault()`, if given, the daemon's current journal fault text or None;
         `loop_stats()` the event loop's lag (LoopLag.to_json);
         `submit(command)` stores a supervisor command (default: the controller's own, the
@@ -98,7 +99,7 @@ class ControlService:
         self._controller = controller
         self._submit = submit or controller.submit
         self._loop_stats = loop_stats or dict
-        self._publisher_status = publisher_status
+        self._sink_statuses = sink_statuses
         self._device_stats = device_stats
         self._config = config
         self._clock = clock
@@ -472,35 +473,47 @@ class ControlService:
             merged.append(entry)
         return merged
 
-    def _publisher(self) -> dict[str, Any] | None:
-        status = self._publisher_status()
-        if status is None:
-            return None
-        if hasattr(status, "to_json"):
-            status = status.to_json()
-        return dict(status)
-
     def _outbox_summary(self, waiting: int = 1) -> dict[str, Any]:
+        """Each sink's place in its outbox (docs/delivery.md), and the slowest one's backlog
+        and age, which the health model and the status line judge."""
         journal = self.journal
-        last_seq, acked = journal.last_seq(), journal.acked_through()
-        pending = journal.events_after(acked, waiting) if last_seq > acked else []
-        publisher = self._publisher()
-        oldest = pending[0].at if pending else None
-        age = _age(oldest, self._clock())
+        marks = journal.sink_marks()
+        now = self._clock()
+        sinks = []
+        for status in self._sink_statuses():
+            sink = dict(status.to_json() if hasattr(status, "to_json") else status)
+            mark = marks.get(sink["name"])
+            through = sink["delivered_through"]
+            if through is None:
+                through = mark.delivered_through if mark is not None else 0
+            pending = (
+                journal.sink_events_after(sink["name"], through, waiting) if sink["backlog"] else []
+            )
+            oldest = pending[0].event.at if pending else None
+            sink["oldest_waiting_at"] = oldest
+            sink["oldest_waiting_age_s"] = _age(oldest, now)
+            sink["why"] = _why_waiting(sink)
+            if waiting > 1:
+                sink["waiting"] = [
+                    {
+                        "seq": item.seq,
+                        "event_seq": item.event.seq,
+                        "type": item.event.type,
+                        "at": item.event.at,
+                        "shoe": item.event.shoe,
+                        "round": item.event.round,
+                    }
+                    for item in pending
+                ]
+            sinks.append(sink)
+        ages = [sink["oldest_waiting_age_s"] for sink in sinks if sink["backlog"]]
         out: dict[str, Any] = {
-            "last_seq": last_seq,
-            "acked_through": acked,
-            "backlog": max(0, last_seq - acked),
-            "oldest_waiting_at": oldest,
-            "oldest_waiting_age_s": age,
-            "publisher": publisher,
-            "why": _why_waiting(last_seq - acked, publisher),
+            "last_seq": journal.last_seq(),
+            "backlog": max((sink["backlog"] for sink in sinks), default=0),
+            "oldest_waiting_age_s": max((age for age in ages if age is not None), default=None),
+            "sinks": sinks,
         }
         if waiting > 1:
-            out["waiting"] = [
-                {"seq": e.seq, "type": e.type, "at": e.at, "shoe": e.shoe, "round": e.round}
-                for e in pending
-            ]
             out["first_seq_held"] = journal.first_seq()
         return out
 
@@ -551,20 +564,19 @@ def _age(at: str | None, now: float) -> float | None:
     return round(max(0.0, now - then.timestamp()), 3)
 
 
-def _why_waiting(backlog: int, publisher: Mapping[str, Any] | None) -> str:
+def _why_waiting(sink: Mapping[str, Any]) -> str:
+    backlog = sink["backlog"]
     if backlog <= 0:
-        return "nothing waiting: the table server has every event"
-    if publisher is None:
-        return f"{backlog} event(s) waiting; the publisher is not running"
-    fault = publisher.get("fault")
+        return f"nothing waiting: {sink['name']} has every event"
+    fault = sink.get("fault")
     if fault:
-        return f"the table server refuses the events: {fault.get('text') or fault.get('code')}"
-    failures = publisher.get("consecutive_failures")
+        return f"{sink['name']} refuses the events: {fault.get('text') or fault.get('code')}"
+    failures = sink.get("consecutive_failures")
     if failures:
-        return f"delivery failing ({failures} attempt(s)): {publisher.get('last_error')}; retrying"
-    state = publisher.get("state")
+        return f"delivery failing ({failures} attempt(s)): {sink.get('last_error')}; retrying"
+    state = sink.get("state")
     if state == "sending":
         return f"{backlog} event(s) being sent"
     if state == "stopped":
-        return f"{backlog} event(s) waiting; the publisher is stopped"
+        return f"{backlog} event(s) waiting; the sink is stopped"
     return f"{backlog} event(s) about to be sent"

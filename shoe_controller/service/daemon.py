@@ -1,8 +1,8 @@
-"""The daemon: devices → table → journal → publisher, on one asyncio loop, under systemd.
+"""The daemon: devices → table → journal → sinks, on one asyncio loop, under systemd.
 
 Data flows one way (DESIGN.md): a device runner turns frames into inputs and hands them to
 `submit` (through the store `_store_for` gives each runner), which applies and journals them
-in one step (Controller) and only then lets the runner ACK; every commit wakes the publisher,
+in one step (Controller) and only then lets the runner ACK; every commit wakes the sinks,
 feeds the control socket's followers and updates the shoe's indicator. Nothing else writes
 the journal.
 """
@@ -23,15 +23,8 @@ import structlog
 from drivers.translate.registry import DeckRegistry
 from drivers.translate.shuffler import ShufflerTranslator
 from shoe_controller import __version__
-from shoe_controller.delivery.publisher import (
-    Publisher,
-    PushConfig,
-    PushFault,
-    TlsConfigError,
-    tls_context,
-)
-from shoe_controller.delivery.pushapi import KeyFileError, SigningKey
-from shoe_controller.service import logs
+from shoe_controller.delivery.sink import Sink, SinkFault
+from shoe_controller.service import logs, sinks
 from shoe_controller.service.config import Config, ConfigError, load
 from shoe_controller.service.control import ControlServer
 from shoe_controller.service.control_answers import ControlService
@@ -97,18 +90,14 @@ class Daemon:
         self._listeners: list[Callable[[list[StoredEvent]], None]] = []
         self.failed = False  # a part of the daemon died: exit non-zero for systemd to restart
         self.controller: Controller | None = None
-        self.publisher: Publisher | None = None
+        self.sinks: list[Sink] = []
         self.devices: dict[str, DeviceRunner] = {}
         self.loop_lag = LoopLag()
         # Checked at once: a key file that cannot be read is a configuration error.
         try:
-            SigningKey.from_file(config.server.key_file)
-        except KeyFileError as error:
-            raise StartupError(f"[server] key_file: {error}") from None
-        try:
-            tls_context(self._push_config())
-        except TlsConfigError as error:
-            raise StartupError(f"[server] {error}") from None
+            sinks.check_secrets(config)
+        except ValueError as error:
+            raise StartupError(str(error)) from None
 
     # ---------------------------------------------------------------- life cycle
 
@@ -138,8 +127,10 @@ class Daemon:
     async def _open_journal(self) -> Journal | None:
         """Open the journal, retrying while it cannot be (no crash loop: systemd sees us up)."""
         path = Path(self.config.journal.path)
+        routes = sinks.routes(self.config)
         return await self._retrying(
-            lambda: Journal.open(path, self.config.controller_id), "journal cannot be opened"
+            lambda: Journal.open(path, self.config.controller_id, routes=routes),
+            "journal cannot be opened",
         )
 
     async def _retrying(self, attempt: Callable[[], _T], failure: str) -> _T | None:
@@ -181,7 +172,7 @@ class Daemon:
             shoe=recovery.shoe,
             state=controller.table.state,
         )
-        self.publisher = Publisher(journal, self._push_config(), on_fault=self._on_push_fault)
+        self.sinks = sinks.build(self.config, journal, on_fault=self._on_sink_fault)
         self._make_devices(journal, recovery.inputs)
         control = await self._serve_control(controller)
         scoreboard = await self._serve_scoreboard(journal)
@@ -216,10 +207,9 @@ class Daemon:
 
     async def _serve_control(self, controller: Controller) -> ControlServer:
         """The control socket for shoectl; the table runs without it rather than not at all."""
-        assert self.publisher is not None
         service = ControlService(
             controller,
-            self.publisher.status,
+            lambda: [sink.status() for sink in self.sinks],
             lambda: [runner.stats() for runner in self.devices.values()],
             self.config,
             self._clock,
@@ -265,8 +255,7 @@ class Daemon:
 
     async def _serve(self) -> None:
         """Run every part until stop(), or until one of them dies."""
-        assert self.publisher is not None
-        tasks = [asyncio.create_task(self.publisher.run(), name="publisher")]
+        tasks = [asyncio.create_task(sink.run(), name=f"sink-{sink.name}") for sink in self.sinks]
         tasks += [
             asyncio.create_task(runner.run(), name=f"device-{name}")
             for name, runner in self.devices.items()
@@ -291,7 +280,8 @@ class Daemon:
         log.info("stopping")
         for runner in self.devices.values():
             runner.stop()
-        self.publisher.stop()
+        for sink in self.sinks:
+            sink.stop()
         lag.cancel()  # it measures until cancelled; nothing of it is left to finish
         done, pending = await asyncio.wait(tasks, timeout=5.0)
         for task in pending:
@@ -300,19 +290,6 @@ class Daemon:
         for task in done:
             if not task.cancelled() and task.exception() is not None:
                 log.error("task failed", task=task.get_name(), error=repr(task.exception()))
-
-    def _push_config(self) -> PushConfig:
-        server = self.config.server
-        return PushConfig(
-            base_url=server.url,
-            table_id=self.config.table.id,
-            controller_id=self.config.controller_id,
-            key_file=Path(server.key_file),
-            ca_file=Path(server.ca_file) if server.ca_file else None,
-            client_cert=Path(server.client_cert) if server.client_cert else None,
-            client_key=Path(server.client_key) if server.client_key else None,
-            timeout_s=server.timeout,
-        )
 
     # ---------------------------------------------------------------- inputs in
 
@@ -368,9 +345,9 @@ class Daemon:
         asyncio.get_running_loop().call_soon(self._on_stored, stored)
 
     def _on_stored(self, stored: list[StoredEvent]) -> None:
-        assert self.publisher is not None
         assert self.controller is not None
-        self.publisher.notify()
+        for sink in self.sinks:
+            sink.notify()
         squeeze = self.config.procedures.squeeze
         for event in stored:
             # What needs a person is a warning (journalctl -p warning shows the pit's alerts).
@@ -401,9 +378,9 @@ class Daemon:
         if shuffler is not None and self.config.procedures.mode == "batch_shuffler":
             shuffler.send(ShufflerTranslator.shuffle(self.config.procedures.decks))
 
-    def _on_push_fault(self, fault: PushFault | None) -> None:
-        if fault is not None:  # the health model shows it from the publisher's status
-            log.error("table server refuses our events", code=fault.code, text=fault.text)
+    def _on_sink_fault(self, fault: SinkFault | None) -> None:
+        if fault is not None:  # the health model shows it from the sink's status
+            log.error("a sink refuses our events", code=fault.code, text=fault.text)
 
     # ---------------------------------------------------------------- upkeep
 

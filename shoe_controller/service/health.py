@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shoe_controller.service.config import HealthSection
+from shoe_controller.store.schema import LEGACY_SINK
 
 # Health levels, Nagios's numbers (`shoectl check` exits with them).
 OK, WARNING, CRITICAL = 0, 1, 2
@@ -141,28 +142,38 @@ def _devices(devices: Any, shoe_open: bool, limits: HealthSection, problem: Any)
 
 
 def _delivery(outbox: Mapping[str, Any], limits: HealthSection, problem: Any) -> None:
-    publisher = outbox.get("publisher") or {}
-    fault = publisher.get("fault")
-    if fault:
-        problem(
-            CRITICAL,
-            f"table server refuses our events ({fault.get('code')}): {fault.get('text')}",
-            "technician: fix the table server or the key (docs/install.md), then restart",
-        )
-    age = outbox.get("oldest_waiting_age_s")
-    if outbox.get("backlog") and age is not None:
-        text = f"{outbox['backlog']} event(s) undelivered for {age:.0f} s"
-        action = "technician: check the table server and the network (shoectl outbox)"
-        if age >= limits.backlog_critical_s:
-            problem(CRITICAL, text, action)
-        elif age >= limits.backlog_warning_s:
-            problem(WARNING, text, action)
-    if publisher.get("consecutive_failures") and not fault:
-        problem(
-            WARNING,
-            f"delivery to the table server failing: {publisher.get('last_error')}",
-            "retrying by itself; technician: check the table server if it lasts",
-        )
+    """Each sink judged by itself: one stuck consumer is a problem even while the others
+    keep up."""
+    for sink in outbox.get("sinks", []):
+        name, fault = sink_label(sink), sink.get("fault")
+        if fault:
+            problem(
+                CRITICAL,
+                f"{name} refuses our events ({fault.get('code')}): {fault.get('text')}",
+                f"technician: fix {name} or its credentials (docs/delivery.md), then restart",
+            )
+        age = sink.get("oldest_waiting_age_s")
+        if sink.get("backlog") and age is not None:
+            text = f"{sink['backlog']} event(s) undelivered to {name} for {age:.0f} s"
+            action = f"technician: check {name} ({sink.get('target')}) and the network"
+            action += " (shoectl outbox)"
+            if age >= limits.backlog_critical_s:
+                problem(CRITICAL, text, action)
+            elif age >= limits.backlog_warning_s:
+                problem(WARNING, text, action)
+        if sink.get("consecutive_failures") and not fault:
+            problem(
+                WARNING,
+                f"delivery to {name} failing: {sink.get('last_error')}",
+                f"retrying by itself; technician: check {name} if it lasts",
+            )
+
+
+def sink_label(sink: Mapping[str, Any]) -> str:
+    """How a person is told of a sink: the [server] section's is "the table server"."""
+    if sink["name"] == LEGACY_SINK and sink.get("kind", "http") == "http":
+        return "the table server"
+    return f"sink {sink['name']}"
 
 
 def summary(status: Mapping[str, Any]) -> str:

@@ -1,12 +1,13 @@
 """Start-up checks: what the configuration names on disk, checked before the daemon starts.
 
 `config.load` checks each value by itself (types, ranges, URLs, lengths). This module checks
-what the values name: the key file and its mode, the TLS files, the journal's file and
-directory, the control socket's directory, the devices' URL schemes, and the deck registries,
-which it loads once for the daemon to use. A value the daemon cannot run with must stop
-start-up with one line naming the key and exit status 1, before systemd hears READY: a
-traceback at every restart is a crash loop, and a daemon that runs without its control socket
-or retries a journal that can never open is a table that looks up and is not (issue 12).
+what the values name: each sink's key file and its mode, its TLS and password files, the
+journal's file and directory, the control socket's directory, the devices' URL schemes, and
+the deck registries, which it loads once for the daemon to use. A value the daemon cannot
+run with must stop start-up with one line naming the key and exit status 1, before systemd
+hears READY: a traceback at every restart is a crash loop, and a daemon that runs without
+its control socket or retries a journal that can never open is a table that looks up and is
+not (issue 12).
 docs/config.md lists the rules.
 """
 
@@ -27,9 +28,18 @@ import httpx
 import serial
 
 from drivers.translate.registry import DeckRegistry, RegistryError
-from shoe_controller.delivery.publisher import PushConfig, TlsConfigError, tls_context
+from shoe_controller.delivery.push import TlsConfigError, tls_context
 from shoe_controller.delivery.pushapi import KeyFileError, SigningKey
-from shoe_controller.service.config import Config, ConfigError, DeviceSection, ServerSection, load
+from shoe_controller.service.config import (
+    AmqpSinkSection,
+    Config,
+    ConfigError,
+    DeviceSection,
+    ServerSection,
+    load,
+)
+from shoe_controller.service.sinks import amqp_config, push_config
+from shoe_controller.store.schema import LEGACY_SINK
 
 OTHERS = stat.S_IRWXO  # a secret's mode may give others nothing (docs/install.md: 0640)
 DEVICE_SECTIONS = ("scanner", "shuffler")
@@ -59,7 +69,7 @@ def load_checked(path: Path | str) -> Checked:
 def check(config: Config) -> Checked:
     """Check everything `config` names that can be checked before starting; ConfigError with
     one line naming the first key at fault. Reads files, writes nothing."""
-    _check_server(config)
+    _check_sinks(config)
     _check_journal(config.journal.path)
     _check_socket(config.control.socket)
     registries: dict[str, DeckRegistry] = {}
@@ -77,64 +87,74 @@ def _fault(section: str, key: str, value: str, problem: str) -> ConfigError:
     return ConfigError(f"[{section}] {key} = {value!r}: {problem}")
 
 
-# ---------------------------------------------------------------- [server]
+# ---------------------------------------------------------------- [server], [[sink]]
 
 
-def _check_server(config: Config) -> None:
-    server = config.server
+def _check_sinks(config: Config) -> None:
+    for sink in config.sinks:
+        label = (
+            "server"
+            if isinstance(sink, ServerSection) and sink.name == LEGACY_SINK
+            else (f"sink {sink.name}")
+        )
+        _check_key_file(label, sink.key_file)
+        for key in ("ca_file", "client_cert", "client_key"):
+            value = getattr(sink, key)
+            if value:  # given, so it must be there, even while the URL is http://
+                _check_file(label, key, value, secret=key == "client_key")
+        try:
+            if isinstance(sink, ServerSection):
+                _check_push(label, sink, config)
+            else:
+                _check_amqp(label, sink, config)
+        except TlsConfigError as error:
+            raise ConfigError(f"[{label}] {error}") from None
+
+
+def _check_key_file(label: str, key_file: str) -> None:
+    _check_file(label, "key_file", key_file, secret=True)
     try:
-        httpx.URL(server.url)  # what the publisher parses: a last word on what urlsplit let by
-    except httpx.InvalidURL as error:
-        raise _fault("server", "url", server.url, f"not a URL httpx can use ({error})") from None
-    _check_file("key_file", server.key_file, secret=True)
-    try:
-        SigningKey.from_file(server.key_file)
+        SigningKey.from_file(key_file)
     except KeyFileError as error:  # empty, or not UTF-8
-        raise _fault("server", "key_file", server.key_file, str(error)) from None
-    for key in ("ca_file", "client_cert", "client_key"):
-        value = getattr(server, key)
-        if value:  # given, so it must be there, even while the URL is http://
-            _check_file(key, value, secret=key == "client_key")
+        raise _fault(label, "key_file", key_file, str(error)) from None
+
+
+def _check_push(label: str, sink: ServerSection, config: Config) -> None:
     try:
-        tls_context(push_config(config))
-    except TlsConfigError as error:
-        raise ConfigError(f"[server] {error}") from None
+        httpx.URL(sink.url)  # what the sink parses: a last word on what urlsplit let by
+    except httpx.InvalidURL as error:
+        raise _fault(label, "url", sink.url, f"not a URL httpx can use ({error})") from None
+    tls_context(push_config(sink, config))
 
 
-def push_config(config: Config) -> PushConfig:
-    """The publisher's settings from [table] and [server]."""
-    server: ServerSection = config.server
-    return PushConfig(
-        base_url=server.url,
-        table_id=config.table.id,
-        controller_id=config.controller_id,
-        key_file=Path(server.key_file),
-        ca_file=Path(server.ca_file) if server.ca_file else None,
-        client_cert=Path(server.client_cert) if server.client_cert else None,
-        client_key=Path(server.client_key) if server.client_key else None,
-        timeout_s=server.timeout,
-    )
+def _check_amqp(label: str, sink: AmqpSinkSection, config: Config) -> None:
+    if sink.password_file:
+        _check_file(label, "password_file", sink.password_file, secret=True)
+    try:
+        amqp_config(sink, config).connect_options()  # reads the password, builds TLS
+    except ValueError as error:  # AmqpConfigError, TlsConfigError
+        raise ConfigError(f"[{label}] {error}") from None
 
 
-def _check_file(key: str, value: str, *, secret: bool) -> None:
+def _check_file(section: str, key: str, value: str, *, secret: bool) -> None:
     """A file the daemon reads: there, a regular file (a FIFO would block start-up), readable;
     a secret also with no permission for others."""
     try:
         info = os.stat(value)
     except (FileNotFoundError, NotADirectoryError):
-        raise _fault("server", key, value, "no such file") from None
+        raise _fault(section, key, value, "no such file") from None
     except OSError as error:
-        raise _fault("server", key, value, f"cannot be examined: {error.strerror}") from None
+        raise _fault(section, key, value, f"cannot be examined: {error.strerror}") from None
     if stat.S_ISDIR(info.st_mode):
-        raise _fault("server", key, value, "is a directory, not a file")
+        raise _fault(section, key, value, "is a directory, not a file")
     if not stat.S_ISREG(info.st_mode):
-        raise _fault("server", key, value, "is not a regular file")
+        raise _fault(section, key, value, "is not a regular file")
     if not os.access(value, os.R_OK):
-        raise _fault("server", key, value, f"cannot be read by this user (uid {os.getuid()})")
+        raise _fault(section, key, value, f"cannot be read by this user (uid {os.getuid()})")
     mode = stat.S_IMODE(info.st_mode)
     if secret and mode & OTHERS:
         raise _fault(
-            "server",
+            section,
             key,
             value,
             f"others may use it (mode {mode:04o}); allowed: owner and group only, "

@@ -41,8 +41,8 @@ class JournalIntegrity(JournalConnection):
             if pages != ["ok"]:
                 problems.extend(f"sqlite: {line}" for line in pages)
                 return problems
-            last_seq, last_input, acked = conn.execute(
-                "SELECT last_seq, last_input, acked_through FROM journal"
+            last_seq, last_input = conn.execute(
+                "SELECT last_seq, last_input FROM journal"
             ).fetchone()
             low, high, count = conn.execute(
                 "SELECT min(seq), max(seq), count(*) FROM events"
@@ -51,8 +51,14 @@ class JournalIntegrity(JournalConnection):
                 problems.append(f"seq gap: {count} events held between {low} and {high}")
             if count and high != last_seq:
                 problems.append(f"last seq stored {high} but counter says {last_seq}")
-            if acked > last_seq:
-                problems.append(f"acked_through {acked} beyond last seq {last_seq}")
+            for sink, sink_last, delivered in conn.execute(
+                "SELECT name, last_seq, delivered_through FROM sinks"
+            ):
+                if delivered > sink_last:
+                    problems.append(
+                        f"sink {sink}: delivered through {delivered},"
+                        f" beyond its last seq {sink_last}"
+                    )
             top_input = conn.execute("SELECT max(input_no) FROM inputs").fetchone()[0]
             if top_input is not None and top_input != last_input:
                 problems.append(f"last input stored {top_input} but counter says {last_input}")

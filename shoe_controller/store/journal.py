@@ -33,8 +33,17 @@ from shoe_controller.store.errors import (
     RecordInvalid,
     ReplayMismatch,
 )
+from shoe_controller.store.outboxes import (
+    Numbering,
+    SinkMark,
+    SinkRoutes,
+    ensure_sinks,
+    marks,
+    store_rows,
+)
 from shoe_controller.store.queries import JournalReader
 from shoe_controller.store.records import (
+    OutboxEvent,
     PruneResult,
     ReplayStep,
     RoundInfo,
@@ -59,12 +68,15 @@ __all__ = [
     "JournalError",
     "JournalFull",
     "JournalMismatch",
+    "OutboxEvent",
     "PruneResult",
     "RecordInvalid",
     "ReplayMismatch",
     "ReplayStep",
     "RoundInfo",
     "ShoeInfo",
+    "SinkMark",
+    "SinkRoutes",
     "StoredEvent",
 ]
 
@@ -83,6 +95,7 @@ class Journal(JournalReader):
         *,
         clock: Callable[[], float],
         read_only: bool,
+        routes: SinkRoutes | None = None,
     ) -> None:
         """Use `Journal.open()`; this only wraps an already checked connection."""
         super().__init__(connection, path, controller_id, read_only=read_only)
@@ -90,6 +103,10 @@ class Journal(JournalReader):
         # The link of the last record stored: the next record follows it (store/chain.py).
         # Kept here, not read back per commit: this process is the journal's one writer.
         self._chain_head: str = self._one("SELECT chain_head FROM journal")
+        self._routes = dict(routes or {})
+        # Each sink's last seq, kept here for the same reason as the chain's head; read by
+        # the first write (a damaged file must still open, for its check to say so).
+        self._numbering: Numbering | None = None
 
     # ------------------------------------------------------------------ opening
 
@@ -103,12 +120,17 @@ class Journal(JournalReader):
         read_only: bool = False,
         quick_check: bool = True,
         busy_timeout_s: float = 5.0,
+        routes: SinkRoutes | None = None,
     ) -> Journal:
         """Open (and create if new and writable) the journal at `path`.
 
         `controller_id` must match the one the journal was created with (ids are
         "{controller_id}:{seq}"); None accepts whatever is stored (for read-only tools).
         `quick_check` runs SQLite's page-level check and raises JournalCorrupt on damage.
+        `routes` names the delivery sinks and which event types each takes: every event
+        stored gets a seq of each sink that takes it (store/outboxes.py), and retention
+        keeps what these sinks have not confirmed. A sink stored but not named here
+        numbers nothing more and holds nothing back.
         """
         path = Path(path)
         conn, stored_id = connect(
@@ -119,7 +141,11 @@ class Journal(JournalReader):
             quick_check=quick_check,
             busy_timeout_s=busy_timeout_s,
         )
-        return cls(conn, path, stored_id, clock=clock, read_only=read_only)
+        try:
+            return cls(conn, path, stored_id, clock=clock, read_only=read_only, routes=routes)
+        except BaseException:
+            conn.close()
+            raise
 
     def close(self) -> None:
         self._conn.close()
@@ -175,6 +201,7 @@ class Journal(JournalReader):
         links = link_rows(link_state)
         now = float(self._clock())
         stored: list[StoredEvent] = []
+        typed: list[tuple[int, str]] = []  # (seq, type) of each event, for the sinks
         head = self._chain_head
         with self._write() as conn:
             last_seq, last_input = conn.execute(
@@ -193,6 +220,7 @@ class Journal(JournalReader):
                 )
                 event_rows = []
                 for i, row in enumerate(rows):
+                    typed.append((last_seq + 1 + i, row[0]))
                     stored_row = (last_seq + 1 + i, last_input, *row)
                     head = link(head, event_canonical(stored_row))
                     event_rows.append((*stored_row, head))
@@ -228,28 +256,40 @@ class Journal(JournalReader):
                 " input_no = excluded.input_no",
                 [(device, state, last_input) for device, state in links],
             )
+            numbering = self._sinks_numbering(conn)
+            sink_rows, sink_last = numbering.rows(typed)
+            store_rows(conn, sink_rows, sink_last)
         self._chain_head = head  # committed: the next record follows this one
+        numbering.last = sink_last
+        self._numbering = numbering
         return stored
 
-    def mark_acked(self, acked_through: int) -> None:
-        """Store the table server's acked_through (it may go down if the server lost data)."""
-        if not isinstance(acked_through, int) or isinstance(acked_through, bool):
-            raise RecordInvalid(f"acked_through must be an int, not {acked_through!r}")
+    def mark_delivered(self, sink: str, through: int) -> None:
+        """Store that `sink` confirmed its events through its seq `through` (it may go
+        down: a table server that lost data is sent them again)."""
+        if not isinstance(through, int) or isinstance(through, bool):
+            raise RecordInvalid(f"delivered_through must be an int, not {through!r}")
         # Not synced on its own: losing the last mark to a power cut only resends events the
-        # server stores once anyway (and the start-up GET resyncs); the next card's commit
-        # syncs it. One fsync less per batch on the loop the devices share.
+        # sink stores once anyway (the table server by seq, a broker's consumer by
+        # message_id); the next card's commit syncs it. One fsync less per batch.
         with self._write(durable=False) as conn:
-            last_seq = conn.execute("SELECT last_seq FROM journal").fetchone()[0]
-            if not 0 <= acked_through <= last_seq:
+            numbering = self._sinks_numbering(conn)
+            row = conn.execute("SELECT last_seq FROM sinks WHERE name = ?", (sink,)).fetchone()
+            if row is None:
+                raise RecordInvalid(f"no sink named {sink!r} in this journal")
+            if not 0 <= through <= row[0]:
                 raise RecordInvalid(
-                    f"acked_through {acked_through} outside 0..{last_seq} (the last seq stored)"
+                    f"sink {sink}: delivered_through {through} outside 0..{row[0]}"
+                    " (its last seq stored)"
                 )
-            conn.execute("UPDATE journal SET acked_through = ?", (acked_through,))
+            conn.execute("UPDATE sinks SET delivered_through = ? WHERE name = ?", (through, sink))
+        self._numbering = numbering
 
     def prune(self, max_age_s: float) -> PruneResult:
-        """Delete whole shoes that ended more than `max_age_s` ago and are fully acked.
+        """Delete whole shoes that ended more than `max_age_s` ago and every sink has.
 
-        Never deletes the current shoe (replay needs it), an unacked event, or anything
+        Never deletes the current shoe (replay needs it), an event a routed sink has not
+        confirmed, or anything
         recorded within `max_age_s`. Seq and input numbers are not reused afterwards.
         The chain survives: the link of the last record pruned becomes the anchor the first
         record kept follows. Nothing is pruned while the chain is known to be broken, or when
@@ -262,12 +302,21 @@ class Journal(JournalReader):
             return PruneResult(shoes=(), inputs=0, events=0, chain=known)
         horizon = self._clock() - max_age_s
         with self._write() as conn:
-            result = prune_before(conn, horizon)
+            result = prune_before(conn, horizon, self._routes)
         if result.chain is not None and not result.chain.intact:
             self._chain_report = result.chain
         return result
 
     # ------------------------------------------------------------------ internals
+
+    def _sinks_numbering(self, conn: sqlite3.Connection) -> Numbering:
+        """The routed sinks' numbering; the first write of this object makes their rows and
+        reads their last seqs inside its transaction, and keeps them once it committed."""
+        if self._numbering is None:
+            ensure_sinks(conn, self._routes, float(self._clock()))
+            last = {sink: mark.last_seq for sink, mark in marks(conn).items()}
+            return Numbering(self._routes, last)
+        return self._numbering
 
     def _write(self, *, durable: bool = True) -> AbstractContextManager[sqlite3.Connection]:
         """BEGIN IMMEDIATE ... COMMIT: the write lock is taken up front; `durable` as in

@@ -1,4 +1,4 @@
-"""The journal's questions: counters, the outbox, shoes and rounds, links, replay steps.
+"""The journal's questions: counters, the sinks' outboxes, shoes and rounds, links, replay steps.
 
 `JournalReader` asks them; what it inherits checks the file (integrity.py: the check, the
 hash chain) over the connection (connection.py). `Journal` (journal.py) is a JournalReader
@@ -11,8 +11,10 @@ import json
 from typing import Any
 
 from shoe_controller.store.integrity import JournalIntegrity
+from shoe_controller.store.outboxes import SinkMark, marks
 from shoe_controller.store.records import (
     EVENT_COLUMNS,
+    OutboxEvent,
     ReplayStep,
     RoundInfo,
     ShoeInfo,
@@ -30,13 +32,6 @@ class JournalReader(JournalIntegrity):
     def last_seq(self) -> int:
         return int(self._one("SELECT last_seq FROM journal"))
 
-    def acked_through(self) -> int:
-        return int(self._one("SELECT acked_through FROM journal"))
-
-    def backlog(self) -> int:
-        """Events stored but not yet acknowledged by the table server."""
-        return int(self._one("SELECT last_seq - acked_through FROM journal"))
-
     def last_input(self) -> int:
         """Highest input number assigned (inputs are numbered 1, 2, 3 ... like seqs)."""
         return int(self._one("SELECT last_input FROM journal"))
@@ -47,6 +42,23 @@ class JournalReader(JournalIntegrity):
     def first_seq(self) -> int | None:
         """Lowest seq still held (earlier ones were pruned), None if no event is held."""
         return self._one("SELECT min(seq) FROM events")
+
+    # ------------------------------------------------------------------ the sinks' outboxes
+
+    def sink_marks(self) -> dict[str, SinkMark]:
+        """Every sink stored, by name: its last seq and what it has confirmed."""
+        with self._read() as conn:
+            return marks(conn)
+
+    def sink_events_after(self, sink: str, seq: int, limit: int = 200) -> list[OutboxEvent]:
+        """Up to `limit` of `sink`'s events after its seq `seq`, in its seq order."""
+        columns = ", ".join(f"e.{name.strip()}" for name in EVENT_COLUMNS.split(","))
+        rows = self._query(
+            f"SELECT s.seq, {columns} FROM sink_events s JOIN events e ON e.seq = s.event_seq"
+            " WHERE s.sink = ? AND s.seq > ? ORDER BY s.seq LIMIT ?",
+            (sink, seq, limit),
+        )
+        return [OutboxEvent(row[0], self._event(row[1:])) for row in rows]
 
     # ------------------------------------------------------------------ events, shoes, links
 

@@ -41,6 +41,18 @@ class StoredEvent:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class OutboxEvent:
+    """An event as one sink sees it: numbered by that sink's own `seq` (store/outboxes.py),
+    its id the journal's, so that the same event has the same id at every sink."""
+
+    seq: int
+    event: StoredEvent
+
+    def to_wire(self) -> dict[str, Any]:
+        return {**self.event.to_wire(), "seq": self.seq}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class ReplayStep:
     """One stored input and the events it caused, for recovery by replay."""
 

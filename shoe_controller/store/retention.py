@@ -9,6 +9,7 @@ not chain are not deleted: pruning must never wash a tampered record out of the 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Collection
 
 from shoe_controller.store.chain import (
     EVENT_CHAIN_COLUMNS,
@@ -18,16 +19,17 @@ from shoe_controller.store.chain import (
     input_record,
     walk,
 )
+from shoe_controller.store.outboxes import first_needed_input, forget_before
 from shoe_controller.store.records import PruneResult
 
 
-def prune_before(conn: sqlite3.Connection, horizon: float) -> PruneResult:
+def prune_before(conn: sqlite3.Connection, horizon: float, sinks: Collection[str]) -> PruneResult:
     """Delete the shoes ended before `horizon` (journal clock) that nothing still needs.
 
     Runs inside the caller's write transaction (Journal.prune): the current shoe, every
-    unacknowledged event and anything recorded after `horizon` are kept.
+    event one of `sinks` has not confirmed and anything recorded after `horizon` are kept.
     """
-    keep_from = _prune_boundary(conn, horizon)
+    keep_from = _prune_boundary(conn, horizon, sinks)
     shoes = tuple(
         row[0]
         for row in conn.execute(
@@ -56,15 +58,18 @@ def prune_before(conn: sqlite3.Connection, horizon: float) -> PruneResult:
         return PruneResult(shoes=(), inputs=0, events=0)
     conn.execute("UPDATE journal SET chain_anchor = ?", (chain.head,))
     events = conn.execute("DELETE FROM events WHERE seq < ?", (first_kept_seq,)).rowcount
+    forget_before(conn, first_kept_seq)
     inputs = conn.execute("DELETE FROM inputs WHERE input_no < ?", (keep_from,)).rowcount
     conn.execute("DELETE FROM shoes WHERE last_input < ?", (keep_from,))
     return PruneResult(shoes=shoes, inputs=inputs, events=events, chain=chain)
 
 
-def _prune_boundary(conn: sqlite3.Connection, horizon: float) -> int:
+def _prune_boundary(conn: sqlite3.Connection, horizon: float, sinks: Collection[str]) -> int:
     """The lowest input number that must be kept; everything below it may go."""
-    (last_input, acked) = conn.execute("SELECT last_input, acked_through FROM journal").fetchone()
+    (last_input,) = conn.execute("SELECT last_input FROM journal").fetchone()
     candidates = [last_input + 1]
+    # the first event a sink has not confirmed
+    candidates += [needed for _, needed in first_needed_input(conn, sinks) if needed is not None]
     current = conn.execute(
         "SELECT first_input FROM shoes ORDER BY first_input DESC LIMIT 1"
     ).fetchone()
@@ -76,8 +81,6 @@ def _prune_boundary(conn: sqlite3.Connection, horizon: float) -> int:
             "SELECT min(first_input) FROM shoes WHERE ended_at IS NULL OR ended_at > ?",
             (horizon,),
         ),
-        # the first event the server has not acknowledged
-        ("SELECT input_no FROM events WHERE seq > ? ORDER BY seq LIMIT 1", (acked,)),
         # anything recorded within the retention age
         ("SELECT min(input_no) FROM inputs WHERE recorded_at > ?", (horizon,)),
     ):

@@ -6,7 +6,7 @@ the write lock is taken up front and a transaction is either all on disk or not 
 
 Schema (see docs/journal.md for the reasoning):
 
-    journal  one row: controller_id, schema_version, last_seq, last_input, acked_through, boot,
+    journal  one row: controller_id, schema_version, last_seq, last_input, boot,
              chain_anchor, chain_head, chained_from, migrated_at     -- the hash chain (chain.py)
     inputs   input_no PK, shoe, type, body (JSON), recorded_at, first_seq, event_count, chain
     events   seq PK, input_no, type, at, shoe, round, data (JSON), chain
@@ -14,13 +14,19 @@ Schema (see docs/journal.md for the reasoning):
     shoes    shoe PK, first_input, last_input, ended_at  -- replay start and retention
              index shoes_by_first_input (first_input)
     links    device PK, state (JSON), input_no           -- driver link sessions
+    sinks    name PK, last_seq, delivered_through, added_at       -- each delivery sink
+    sink_events  (sink, seq) PK, event_seq               -- its own numbering (outboxes.py)
 
-`events_after()` and `backlog()` ride the seq primary key; `last_seq`/`acked_through` live in
-the one-row `journal` table so they survive pruning every event.
+`events_after()` rides the seq primary key, a sink's outbox read the (sink, seq) key;
+`last_seq` lives in the one-row `journal` table and a sink's marks in `sinks`, so they
+survive pruning every event.
 
 Schema 2 added the hash chain. A schema-1 journal is migrated when opened for writing: the
 columns are added and its rows linked in one transaction, and `chained_from` says from which
 input on each record was linked as it was stored (docs/journal.md "Schema 1 journals").
+Schema 3 gave each delivery sink its own numbering and mark; a schema-2 journal's one
+`acked_through` becomes the mark of the sink named "server" (the `[server]` section), whose
+numbering of the events held is their seq (docs/journal.md "Schema 2 journals").
 """
 
 from __future__ import annotations
@@ -48,7 +54,8 @@ from shoe_controller.store.errors import (
 )
 from shoe_controller.store.transactions import transaction
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+LEGACY_SINK = "server"  # the one sink a schema-2 journal delivered to
 WAL_SIZE_LIMIT = 16 * 1024 * 1024  # bytes the WAL is truncated to after a checkpoint
 
 _SCHEMA = """
@@ -59,7 +66,6 @@ CREATE TABLE journal (
     created_at REAL NOT NULL,
     last_seq INTEGER NOT NULL,
     last_input INTEGER NOT NULL,
-    acked_through INTEGER NOT NULL,
     boot INTEGER NOT NULL,
     chain_anchor TEXT NOT NULL,
     chain_head TEXT NOT NULL,
@@ -99,6 +105,18 @@ CREATE TABLE links (
     state TEXT NOT NULL,
     input_no INTEGER
 );
+CREATE TABLE sinks (
+    name TEXT PRIMARY KEY,
+    last_seq INTEGER NOT NULL,
+    delivered_through INTEGER NOT NULL,
+    added_at REAL NOT NULL
+);
+CREATE TABLE sink_events (
+    sink TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event_seq INTEGER NOT NULL,
+    PRIMARY KEY (sink, seq)
+) WITHOUT ROWID;
 """
 
 
@@ -180,8 +198,8 @@ def _prepare(
                 conn.execute(statement)
         conn.execute(
             "INSERT INTO journal (id, schema_version, controller_id, created_at, last_seq,"
-            " last_input, acked_through, boot, chain_anchor, chain_head, chained_from)"
-            " VALUES (1, ?, ?, ?, 0, 0, 0, 0, ?, ?, 1)",
+            " last_input, boot, chain_anchor, chain_head, chained_from)"
+            " VALUES (1, ?, ?, ?, 0, 0, 0, ?, ?, 1)",
             (SCHEMA_VERSION, controller_id, clock(), GENESIS, GENESIS),
         )
         conn.execute("COMMIT")
@@ -190,11 +208,15 @@ def _prepare(
     ).fetchone()
     if version == 1 and not read_only:
         _migrate_from_1(conn, path, clock())
+        version = 2
+    if version == 2 and not read_only:
+        _migrate_from_2(conn, path, clock())
         version = SCHEMA_VERSION
-    if version == 1:
+    if version in (1, 2):
         raise JournalMismatch(
-            f"journal {path} has schema 1, without the hash chain: it is migrated to schema"
-            f" {SCHEMA_VERSION} when opened for writing (shoe-controller run opens it so)"
+            f"journal {path} has schema {version}, before "
+            f"{'the hash chain' if version == 1 else 'one outbox per sink'}: it is migrated to"
+            f" schema {SCHEMA_VERSION} when opened for writing (shoe-controller run opens it so)"
         )
     if version != SCHEMA_VERSION:
         raise JournalMismatch(
@@ -234,10 +256,33 @@ def _migrate_from_1(conn: sqlite3.Connection, path: Path, now: float) -> None:
         for record in in_chain_order(map(input_record, inputs), map(event_record, events)):
             head = _link_record(conn, record, head)
         conn.execute(
-            "UPDATE journal SET schema_version = ?, chain_head = ?, chained_from = last_input + 1,"
+            "UPDATE journal SET schema_version = 2, chain_head = ?, chained_from = last_input + 1,"
             " migrated_at = ?",
-            (SCHEMA_VERSION, head, now),
+            (head, now),
         )
+
+
+def _migrate_from_2(conn: sqlite3.Connection, path: Path, now: float) -> None:
+    """Schema 2 -> 3 in one transaction: the sink tables; the one table server a schema-2
+    journal delivered to becomes the sink "server", numbering the events held by their seq
+    (what that server was sent), its mark the old `acked_through`, which goes."""
+    with transaction(conn, path, "BEGIN IMMEDIATE"):
+        if conn.execute("SELECT schema_version FROM journal").fetchone()[0] != 2:
+            return  # another process migrated it while this one waited for the write lock
+        for statement in _SCHEMA.split(";"):
+            if "CREATE TABLE sink" in statement:
+                conn.execute(statement)
+        conn.execute(
+            "INSERT INTO sinks (name, last_seq, delivered_through, added_at)"
+            " SELECT ?, last_seq, acked_through, ? FROM journal",
+            (LEGACY_SINK, now),
+        )
+        conn.execute(
+            "INSERT INTO sink_events (sink, seq, event_seq) SELECT ?, seq, seq FROM events",
+            (LEGACY_SINK,),
+        )
+        conn.execute("ALTER TABLE journal DROP COLUMN acked_through")
+        conn.execute("UPDATE journal SET schema_version = ?", (SCHEMA_VERSION,))
 
 
 def _link_record(conn: sqlite3.Connection, record: ChainRecord, previous: str) -> str:

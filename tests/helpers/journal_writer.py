@@ -33,9 +33,26 @@ from typing import Any
 
 import structlog
 
-from shoe_controller.delivery.publisher import Publisher, PushConfig, PushFault
+from shoe_controller.delivery.outbox import JournalOutbox
+from shoe_controller.delivery.push import PushConfig, PushSink
+from shoe_controller.delivery.sink import Backoff, SinkFault
 from shoe_controller.store.journal import Journal, JournalError, JournalFull
 from shoe_controller.vocab.events import iso_time
+
+SERVER = "server"  # the sink of [server]: it takes every event here, so its seqs are the journal's
+
+
+def open_journal(path: Any, controller_id: str) -> Journal:
+    return Journal.open(path, controller_id, routes={SERVER: lambda _type: True})
+
+
+def delivered(journal: Journal) -> int:
+    mark = journal.sink_marks().get(SERVER)
+    return 0 if mark is None else mark.delivered_through
+
+
+def server_sink(journal: Journal, config: PushConfig, **options: Any) -> PushSink:
+    return PushSink(SERVER, JournalOutbox(journal, SERVER), config, **options)
 
 
 def synthetic_events(input_no: int, count: int, payload: int) -> list[dict[str, Any]]:
@@ -59,8 +76,8 @@ def say(line: str) -> None:
 class Writer:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.journal = Journal.open(args.journal, args.controller_id)
-        self.publisher: Publisher | None = None
+        self.journal = open_journal(args.journal, args.controller_id)
+        self.publisher: PushSink | None = None
         self.finish = asyncio.Event()
         self.commands: asyncio.Queue[str] = asyncio.Queue()
 
@@ -90,7 +107,7 @@ class Writer:
         args = self.args
         say(
             f"started {self.journal.last_input()} {self.journal.last_seq()} "
-            f"{self.journal.acked_through()}"
+            f"{delivered(self.journal)}"
         )
         task = None
         if args.url:
@@ -100,14 +117,13 @@ class Writer:
                 controller_id=args.controller_id,
                 key_file=Path(args.key_file),
                 timeout_s=args.timeout,
-                backoff_min_s=args.backoff_min,
-                backoff_max_s=args.backoff_max,
+                backoff=Backoff(args.backoff_min, args.backoff_max),
             )
-            self.publisher = Publisher(
+            self.publisher = server_sink(
                 self.journal,
                 config,
                 on_fault=_report_fault,
-                on_acked=lambda n: say(f"acked {n}"),
+                on_delivered=lambda n: say(f"acked {n}"),
                 logger=structlog.get_logger("writer").bind(),
             )
             task = asyncio.create_task(self.publisher.run())
@@ -122,7 +138,7 @@ class Writer:
         elif not args.exit_when_delivered:
             await asyncio.Event().wait()  # keep publishing until killed
         if self.publisher is not None and task is not None:
-            while self.publisher.status().acked_through != self.journal.last_seq():
+            while self.publisher.status().delivered_through != self.journal.last_seq():
                 await asyncio.sleep(0.01)
             say(f"delivered {self.journal.last_seq()}")
             self.publisher.stop()
@@ -131,7 +147,7 @@ class Writer:
         return 0
 
 
-def _report_fault(fault: PushFault | None) -> None:
+def _report_fault(fault: SinkFault | None) -> None:
     say("fault cleared" if fault is None else f"fault {fault.code}")
 
 

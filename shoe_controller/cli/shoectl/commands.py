@@ -415,56 +415,57 @@ def print_event(event: Mapping[str, Any], as_json: bool, paint: Painter, times: 
 @main.command()
 @json_option
 def outbox(as_json: bool) -> None:
-    """What waits for the table server, and why."""
+    """What waits for each sink (the table server, a broker ...), and why."""
     result = ask({"cmd": "outbox"})
     if as_json:
         print_json(result)
         return
-    paint = painter()
-    publisher = result.get("publisher") or {}
-    pairs = [
-        ("Backlog", f"{result['backlog']} event(s)"),
-        ("Stored", f"through seq {result['last_seq']}"),
-        ("Acked", f"through seq {result['acked_through']} (the table server has these)"),
-        ("Why", result["why"]),
-        ("Publisher", str(publisher.get("state", "not running"))),
-    ]
-    if result.get("oldest_waiting_at"):
-        pairs.append(
-            (
-                "Oldest",
-                f"{result['oldest_waiting_at']} ({result['oldest_waiting_age_s']:.0f} s ago)",
-            )
-        )
-    if publisher.get("last_error"):
-        pairs.append(
-            (
-                "Last error",
-                paint(publisher["last_error"], "warn")
-                + f" ({publisher.get('consecutive_failures')} failure(s) in a row)",
-            )
-        )
-    if publisher.get("fault"):
-        fault = publisher["fault"]
-        pairs.append(("Fault", paint(f"{fault['code']}: {fault['text']}", "crit")))
-    out(render_pairs(pairs, paint))
-    waiting = result.get("waiting") or []
-    if waiting:
+    paint, when = painter(), times()
+    out(f"Stored: through seq {result['last_seq']} (the first held: {result['first_seq_held']})")
+    for sink in result["sinks"]:
         out()
-        rows = [
-            [
-                str(e["seq"]),
-                e["at"],
-                str(e["shoe"] if e["shoe"] is not None else "-")
-                + (f"/{e['round']}" if e["round"] is not None else ""),
-                e["type"],
-            ]
-            for e in waiting
+        pairs = [
+            ("Sink", f"{sink['name']} ({sink['kind']}) {sink['target']}"),
+            ("Backlog", f"{sink['backlog']} event(s)"),
+            ("Delivered", f"through its seq {sink['delivered_through']} of {sink['last_seq']}"),
+            ("Why", sink["why"]),
+            ("State", str(sink["state"])),
         ]
-        more = result["backlog"] - len(waiting)
-        out(render_table(("SEQ", "AT", "SHOE/RND", "TYPE"), rows, paint))
-        if more > 0:
-            out(paint(f"... and {more} more", "dim"))
+        if sink.get("oldest_waiting_at"):
+            age = sink["oldest_waiting_age_s"]
+            pairs.append(("Oldest", f"{when.stamp(sink['oldest_waiting_at'])} ({age:.0f} s ago)"))
+        if sink.get("last_delivered_at"):
+            pairs.append(("Last delivered", when.stamp(sink["last_delivered_at"])))
+        if sink.get("last_error"):
+            pairs.append(
+                (
+                    "Last error",
+                    paint(sink["last_error"], "warn")
+                    + f" ({sink.get('consecutive_failures')} failure(s) in a row,"
+                    f" {when.stamp(sink['last_error_at'])})",
+                )
+            )
+        if sink.get("fault"):
+            fault = sink["fault"]
+            pairs.append(("Fault", paint(f"{fault['code']}: {fault['text']}", "crit")))
+        out(render_pairs(pairs, paint))
+        waiting = sink.get("waiting") or []
+        if waiting:
+            rows = [
+                [
+                    str(e["seq"]),
+                    str(e["event_seq"]),
+                    when.short(e["at"]),
+                    str(e["shoe"] if e["shoe"] is not None else "-")
+                    + (f"/{e['round']}" if e["round"] is not None else ""),
+                    e["type"],
+                ]
+                for e in waiting
+            ]
+            more = sink["backlog"] - len(waiting)
+            out(render_table(("SEQ", "EVENT", "AT", "SHOE/RND", "TYPE"), rows, paint))
+            if more > 0:
+                out(paint(f"... and {more} more", "dim"))
 
 
 main.add_command(edge_command)  # the surveillance group's (issue 15)

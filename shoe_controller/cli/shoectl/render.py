@@ -296,6 +296,16 @@ def stats_lines(stats: Mapping[str, Any], paint: Painter) -> list[str]:
     return lines
 
 
+def sink_line(sink: Mapping[str, Any]) -> str:
+    """One sink's place: `backlog 3 (delivered through 41 of 44): why`."""
+    through = sink["delivered_through"]
+    through_text = "not yet known" if through is None else str(through)
+    return (
+        f"backlog {sink['backlog']} (delivered through {through_text} of {sink['last_seq']}):"
+        f" {sink['why']}"
+    )
+
+
 def render_status(result: Mapping[str, Any], paint: Painter, times: Times) -> str:
     """The status for a person; every time in it (the daemon's texts' too) in `times`."""
     controller, table = result["controller"], result["table"]
@@ -328,13 +338,8 @@ def render_status(result: Mapping[str, Any], paint: Painter, times: Times) -> st
         )
     devices = result.get("devices") or []
     pairs.append(("Devices", "; ".join(device_text(d, paint) for d in devices) or "none"))
-    pairs.append(
-        (
-            "Outbox",
-            f"backlog {outbox['backlog']} (acked through {outbox['acked_through']}"
-            f" of {outbox['last_seq']}): {outbox['why']}",
-        )
-    )
+    for sink in outbox["sinks"]:
+        pairs.append((f"Outbox {sink['name']}", sink_line(sink)))
     lag = controller.get("loop_lag") or {}
     if "recent_worst_ms" in lag:
         pairs.append(

@@ -1,0 +1,339 @@
+"""What every delivery sink shares: its outbox, the retry loop, its faults and its status.
+
+A sink is one asyncio task delivering one consumer's events (store/outboxes.py numbers them)
+in seq order. It never drops or reorders an event: on any failure it keeps its place and
+retries with exponential backoff and jitter, and a consumer that refuses us (a 4xx, bad
+credentials) raises a fault for the pit boss. When everything is delivered it sleeps until
+`notify()` (the daemon calls it after each commit): no polling while idle. The kinds (push.py,
+amqp.py) say only how one batch reaches their consumer and what it confirmed.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import contextlib
+import dataclasses
+import random
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
+
+import structlog
+
+from shoe_controller.store.journal import JournalError, OutboxEvent
+
+
+class Outbox(Protocol):
+    """One sink's view of the journal (outbox.JournalOutbox gives it)."""
+
+    def last_seq(self) -> int: ...
+    def delivered_through(self) -> int: ...
+    def events_after(self, seq: int, limit: int) -> list[OutboxEvent]: ...
+    def mark_delivered(self, through: int) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Backoff:
+    """How long to wait after failures: doubling from `min_s` up to `max_s`, jittered."""
+
+    min_s: float = 0.5
+    max_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.min_s <= self.max_s:
+            raise ValueError("backoff needs 0 < backoff_min_s <= backoff_max_s")
+
+    def delay(self, failures: int, rand: float) -> float:
+        return backoff_delay(failures, rand, self.min_s, self.max_s)
+
+
+def backoff_delay(failures: int, rand: float, minimum: float, maximum: float) -> float:
+    """Seconds to wait after `failures` consecutive failures (≥ 1): doubling from `minimum`
+    up to `maximum`, then jittered down by up to half (`rand` in [0, 1)) so that many
+    controllers do not retry in step, and never below `minimum`."""
+    capped = min(maximum, minimum * 2 ** min(failures - 1, 64))
+    return max(minimum, capped * (1.0 - rand / 2))
+
+
+@dataclasses.dataclass(frozen=True)
+class SinkFault:
+    """A fault the pit boss must see: the consumer refused us or contradicts the journal."""
+
+    code: str  # "http_401", "server_ahead", "events_pruned", "amqp_access_refused", ...
+    text: str
+    since: float  # unix seconds
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class SinkStatus:
+    """A snapshot for `shoectl outbox` and the health model."""
+
+    name: str
+    kind: str
+    target: str  # where it delivers, without credentials
+    state: str  # "starting", "idle", "sending", "backoff", "stopped"
+    delivered_through: int | None  # as last confirmed by the consumer (None: not yet known)
+    last_seq: int  # this sink's last seq given
+    backlog: int
+    last_error: str | None
+    last_error_at: float | None
+    consecutive_failures: int
+    last_delivered_at: float | None
+    next_attempt_at: float | None
+    fault: SinkFault | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class RetryableError(Exception):
+    """This attempt failed; back off and try again."""
+
+
+class Sink(abc.ABC):
+    """Delivers one outbox to one consumer. Run `run()` as a task; call `notify()`."""
+
+    kind: ClassVar[str]
+
+    def __init__(
+        self,
+        name: str,
+        outbox: Outbox,
+        *,
+        backoff: Backoff,
+        clock: Callable[[], float] = time.time,
+        rand: Callable[[], float] = random.random,
+        on_fault: Callable[[SinkFault | None], None] | None = None,
+        on_delivered: Callable[[int], None] | None = None,
+        logger: Any = None,
+    ) -> None:
+        """`on_fault(fault)` is called when a fault is raised and `on_fault(None)` when it
+        clears; `on_delivered(n)` once the consumer confirmed through seq n. `clock` gives
+        the status times (and what the kind signs), `rand` the jitter."""
+        self.name = name
+        self._outbox = outbox
+        self._backoff = backoff
+        self._clock = clock
+        self._rand = rand
+        self._on_fault = on_fault
+        self._on_delivered = on_delivered
+        self._log = (logger if logger is not None else structlog.get_logger("delivery")).bind(
+            sink=name
+        )
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._confirmed: int | None = None  # what the consumer has, as it last told us
+        self._persisted: int | None = None  # what the journal holds of that
+        self._state = "starting"
+        self._failures = 0
+        self._last_error: str | None = None
+        self._last_error_at: float | None = None
+        self._last_delivered_at: float | None = None
+        self._next_attempt_at: float | None = None
+        self._fault: SinkFault | None = None
+        self._last_seq = 0
+        self._stored_mark = 0
+
+    @property
+    @abc.abstractmethod
+    def target(self) -> str:
+        """Where the events go, fit for a log line (never a password)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {self.target!r})"
+
+    # ------------------------------------------------------------------ control
+
+    def notify(self) -> None:
+        """New events are in the journal: wake up if idle. Safe from any thread."""
+        self._set_soon(self._wake)
+
+    def stop(self) -> None:
+        """Ask `run()` to return after the exchange in flight (safe from any thread)."""
+        self._set_soon(self._stopping)
+
+    def _set_soon(self, event: asyncio.Event) -> None:
+        loop = self._loop
+        if loop is None or _running_loop() is loop:
+            event.set()
+        else:
+            loop.call_soon_threadsafe(event.set)
+
+    @property
+    def fault(self) -> SinkFault | None:
+        return self._fault
+
+    def status(self) -> SinkStatus:
+        confirmed = self._confirmed
+        try:
+            self._last_seq = self._outbox.last_seq()
+            if confirmed is None:
+                self._stored_mark = self._outbox.delivered_through()
+        except JournalError:
+            pass  # show what was last known; the loop reports the journal fault
+        backlog = self._last_seq - (confirmed if confirmed is not None else self._stored_mark)
+        return SinkStatus(
+            name=self.name,
+            kind=self.kind,
+            target=self.target,
+            state=self._state,
+            delivered_through=confirmed,
+            last_seq=self._last_seq,
+            backlog=max(0, backlog),
+            last_error=self._last_error,
+            last_error_at=self._last_error_at,
+            consecutive_failures=self._failures,
+            last_delivered_at=self._last_delivered_at,
+            next_attempt_at=self._next_attempt_at,
+            fault=self._fault,
+        )
+
+    # ------------------------------------------------------------------ the loop
+
+    async def run(self) -> None:
+        """Deliver until `stop()` or cancellation. Never raises for delivery failures."""
+        self._loop = asyncio.get_running_loop()
+        try:
+            while not self._stopping.is_set():
+                try:
+                    delivered_all = await self._step()
+                except RetryableError as exc:
+                    await self._back_off(str(exc))
+                    continue
+                except JournalError as exc:  # e.g. a damaged file: report, keep trying
+                    self._raise_fault("journal", f"cannot read the journal: {exc}")
+                    await self._back_off(f"journal: {exc}")
+                    continue
+                if delivered_all:
+                    await self._idle()
+        finally:
+            self._state = "stopped"
+            with contextlib.suppress(Exception):
+                await self._close()
+            self._loop = None
+
+    async def _step(self) -> bool:
+        """One exchange with the consumer; True when nothing is left to send."""
+        if self._confirmed is None:
+            await self._resync()
+            return False
+        self._wake.clear()  # cleared before reading, so a commit after the read wakes us
+        self._persist()
+        batch = self._outbox.events_after(self._confirmed, self._batch_size())
+        if not batch:
+            self._state = "idle"
+            return True
+        if batch[0].seq != self._confirmed + 1:
+            self._raise_fault(
+                "events_pruned",
+                f"{self.name} needs seq {self._confirmed + 1} but the journal holds only "
+                f"from {batch[0].seq} (pruned); the consumer lost events",
+            )
+            raise RetryableError(f"journal no longer holds seq {self._confirmed + 1}")
+        self._state = "sending"
+        await self._send(batch)
+        return False
+
+    @abc.abstractmethod
+    async def _resync(self) -> None:
+        """Learn where the consumer stands before sending anything; `_accept` it."""
+
+    @abc.abstractmethod
+    async def _send(self, batch: list[OutboxEvent]) -> None:
+        """Deliver `batch` (seqs in order, the first one after `_confirmed`) and `_accept`
+        what the consumer confirmed; RetryableError when it could not."""
+
+    @abc.abstractmethod
+    def _batch_size(self) -> int: ...
+
+    @abc.abstractmethod
+    async def _close(self) -> None:
+        """Release the connection, when the sink stops."""
+
+    # ------------------------------------------------------------------ for the kinds
+
+    def _accept(self, confirmed: int) -> None:
+        """Take the consumer's confirmed seq as the new position (it may go down: the
+        consumer lost data and we resend; it may never pass our last seq)."""
+        last_seq = self._outbox.last_seq()
+        if confirmed > last_seq:
+            self._raise_fault(
+                "server_ahead",
+                f"{self.name} confirms through seq {confirmed} but its last seq in the journal"
+                f" is {last_seq}: another controller or a replaced journal",
+            )
+            raise RetryableError(f"confirmed through {confirmed} beyond last seq {last_seq}")
+        if self._confirmed is not None and confirmed < self._confirmed:
+            self._log.warning("delivery.consumer_went_back", was=self._confirmed, now=confirmed)
+        self._confirmed = confirmed
+        self._last_delivered_at = self._clock()
+        self._persist()
+        if self._on_delivered is not None:
+            self._on_delivered(confirmed)
+
+    def _persist(self) -> None:
+        """Store the consumer's position; a journal fault only delays this (we keep it)."""
+        if self._confirmed is None or self._confirmed == self._persisted:
+            return
+        try:
+            self._outbox.mark_delivered(self._confirmed)
+        except JournalError as exc:
+            self._note_error(f"cannot store delivered_through: {exc}")
+            return
+        self._persisted = self._confirmed
+
+    def _succeeded(self) -> None:
+        self._failures = 0
+        self._next_attempt_at = None
+        if self._fault is not None:
+            self._log.info("delivery.fault_cleared", code=self._fault.code)
+            self._fault = None
+            if self._on_fault is not None:
+                self._on_fault(None)
+
+    def _raise_fault(self, code: str, text: str) -> None:
+        if self._fault is not None and self._fault.code == code:
+            return
+        self._fault = SinkFault(code=code, text=text, since=self._clock())
+        self._log.error("delivery.fault", code=code, text=text)
+        if self._on_fault is not None:
+            self._on_fault(self._fault)
+
+    def _note_error(self, text: str) -> None:
+        self._last_error = text
+        self._last_error_at = self._clock()
+
+    async def _back_off(self, reason: str) -> None:
+        self._failures += 1
+        self._note_error(reason)
+        delay = self._backoff.delay(self._failures, self._rand())
+        self._state = "backoff"
+        self._next_attempt_at = self._clock() + delay
+        self._log.warning(
+            "delivery.retry", reason=reason, failures=self._failures, delay_s=round(delay, 3)
+        )
+        # new events do not cut the wait short: a busy table must not hammer a sick consumer
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), delay)
+        self._next_attempt_at = None
+
+    async def _idle(self) -> None:
+        stop = asyncio.ensure_future(self._stopping.wait())
+        wake = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({stop, wake}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            wake.cancel()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -1,0 +1,34 @@
+"""The journal as the daemon opens it for one table server: the sink "server" takes every
+event, so its seqs are the journal's (what the tests of marks and retention count on)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shoe_controller.store.journal import Journal
+from shoe_controller.store.schema import LEGACY_SINK
+
+SERVER = LEGACY_SINK
+TO_SERVER = {SERVER: lambda _type: True}
+
+
+def open_journal(*args: Any, **options: Any) -> Journal:
+    return Journal.open(*args, routes=TO_SERVER, **options)
+
+
+def delivered(journal: Journal, sink: str = SERVER) -> int:
+    mark = journal.sink_marks().get(sink)  # none before the journal's first write
+    return 0 if mark is None else mark.delivered_through
+
+
+def backlog(journal: Journal, sink: str = SERVER) -> int:
+    mark = journal.sink_marks().get(sink)
+    return 0 if mark is None else mark.backlog
+
+
+def server_sink(journal: Journal, config: Any, **options: Any) -> Any:
+    """The table server's sink over `journal`, as the daemon builds it for [server]."""
+    from shoe_controller.delivery.outbox import JournalOutbox  # noqa: PLC0415
+    from shoe_controller.delivery.push import PushSink  # noqa: PLC0415
+
+    return PushSink(SERVER, JournalOutbox(journal, SERVER), config, **options)
