@@ -172,10 +172,13 @@ class JournalSection:
 
     path: str = "/var/lib/shoe-controller/journal.db"
     retention_days: int = 90
+    min_free_mb: int = 256  # below this free on its disk the table is held (docs/delivery.md)
 
     def __post_init__(self) -> None:
         if self.retention_days < 1:
             raise ValueError("retention_days must be 1 or more")
+        if self.min_free_mb < 1:
+            raise ValueError("min_free_mb must be 1 or more")
 
 
 @dataclass(frozen=True)

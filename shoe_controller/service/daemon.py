@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +39,8 @@ from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import Journal, JournalError, StoredEvent
 from shoe_controller.table.config import SHUFFLER_DEALER
 from shoe_controller.vocab.events import EventType
-from shoe_controller.vocab.inputs import Input
+from shoe_controller.vocab.inputs import DeviceFault, DeviceFaultCleared, Input
+from shoe_controller.vocab.protocol import JOURNAL_DEVICE, JOURNAL_SPACE_LOW, Severity
 
 log = structlog.get_logger("daemon")
 _T = TypeVar("_T")
@@ -48,6 +50,7 @@ PRUNE_EVERY_S = 3600.0
 STATUS_EVERY_S = 5.0
 EXIT_OUTCOME_UNKNOWN = 1  # the disk failed a commit: restart and let recovery check
 OUTCOME_UNKNOWN_EXIT_AFTER_S = 0.2
+MB = 1024 * 1024
 
 
 def _needs_a_person(event: StoredEvent) -> bool:
@@ -397,6 +400,7 @@ class Daemon:
             if now - last_prune >= PRUNE_EVERY_S and self.controller is not None:
                 last_prune = now
                 self._prune()
+            self._watch_space()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), interval)
 
@@ -409,6 +413,38 @@ class Daemon:
             return
         if pruned.shoes:
             log.info("pruned delivered shoes", shoes=list(pruned.shoes), events=pruned.events)
+
+    def _watch_space(self) -> None:
+        """Retention keeps whatever a sink has not confirmed, so a consumer down for days
+        grows the journal: before its disk fills, hold the table with an alert, never drop
+        an event (issue 16); lift the fault once there is room again (a quarter more than
+        the limit, so that it does not flap)."""
+        assert self.controller is not None
+        limit = self.config.journal.min_free_mb * MB
+        try:
+            free = shutil.disk_usage(Path(self.config.journal.path).resolve().parent).free
+        except OSError as error:
+            log.warning("journal disk space unknown", error=str(error))
+            return
+        key = (JOURNAL_DEVICE, JOURNAL_SPACE_LOW)
+        raised = any(
+            (fault.get("device"), fault.get("code")) == key
+            for fault in self.controller.table.view().get("faults", [])
+        )
+        fault: Input | None = None
+        if free < limit and not raised:
+            fault = DeviceFault(
+                self._clock(), JOURNAL_DEVICE, JOURNAL_SPACE_LOW, int(Severity.ERROR),
+                f"{free // MB} MB free on the journal's disk, less than [journal] min_free_mb"
+                f" = {self.config.journal.min_free_mb}: free space, or bring back the sinks"
+                " that hold events (shoectl outbox)",
+            )  # fmt: skip
+        elif free >= limit * 5 // 4 and raised:
+            fault = DeviceFaultCleared(self._clock(), JOURNAL_DEVICE, JOURNAL_SPACE_LOW)
+        if fault is not None:
+            log.warning("journal disk space", free_mb=free // MB, limit_mb=limit // MB)
+            with contextlib.suppress(JournalError):  # submit reports it; retried in 5 s
+                self.submit([fault])
 
     def _reopen_logs(self) -> None:
         """SIGHUP (`systemctl reload`): set the logs up again with the file's [log] section,

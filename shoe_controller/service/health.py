@@ -25,6 +25,7 @@ from typing import Any
 
 from shoe_controller.service.config import HealthSection
 from shoe_controller.store.schema import LEGACY_SINK
+from shoe_controller.vocab.protocol import JOURNAL_SPACE_LOW
 
 # Health levels, Nagios's numbers (`shoectl check` exits with them).
 OK, WARNING, CRITICAL = 0, 1, 2
@@ -105,15 +106,21 @@ def assess(status: Mapping[str, Any], limits: HealthSection) -> dict[str, Any]:
         level = CRITICAL if (fault.get("severity") or 0) >= 2 else WARNING
         code = fault.get("code")
         code_text = f"{code:#06x}" if isinstance(code, int) else str(code)
-        problem(
-            level,
-            f"{fault.get('device')} fault {code_text}: {fault.get('text')}",
-            f"technician: see the {fault.get('device')}'s manual for this code",
+        action = HOST_FAULT_ACTIONS.get(
+            code, f"technician: see the {fault.get('device')}'s manual for this code"
         )
+        problem(level, f"{fault.get('device')} fault {code_text}: {fault.get('text')}", action)
     _devices(status["devices"], bool(table.get("shoe_open")), limits, problem)
     _delivery(status["outbox"], limits, problem)
     level = max((p["level"] for p in problems), default=OK)
     return {"level": level, "status": LEVEL_NAMES[level], "problems": problems}
+
+
+# What to do about the faults the host raises itself, where no device manual tells.
+HOST_FAULT_ACTIONS = {
+    JOURNAL_SPACE_LOW: "technician: free space on the journal's disk, or bring back the sinks"
+    " that hold events (shoectl outbox); supervisor: resume once the fault is cleared",
+}
 
 
 def _devices(devices: Any, shoe_open: bool, limits: HealthSection, problem: Any) -> None:

@@ -26,6 +26,9 @@ VENDOR_FAULT_BASE = 0x8000
 # Faults the host raises itself (docs/drivers.md "Fault codes the host raises"): no device
 # will ever clear them, so the supervisor's own decision does (`resume`).
 HOST_FAULT_BASE = 0xF000
+# The daemon's own: the journal's disk nearly full (retention keeps what a sink still needs).
+JOURNAL_SPACE_LOW = 0xF004
+JOURNAL_DEVICE = "journal"  # the "device" its fault is raised for
 SHUFFLER_FAULTS = range(0x0100, 0x0200)  # the shuffler's own; its deck check decides
 
 

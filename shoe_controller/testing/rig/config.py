@@ -25,6 +25,7 @@ class RigOptions:
     receiver_control: bool = False  # the receiver's /control endpoints (fault injection)
     table: Mapping[str, Any] = field(default_factory=dict)  # more [table] keys
     control: Mapping[str, Any] = field(default_factory=dict)  # more [control] keys
+    journal: Mapping[str, Any] = field(default_factory=dict)  # more [journal] keys
     log: Mapping[str, Any] = field(default_factory=dict)  # more [log] keys
     log_level: str = "info"
 

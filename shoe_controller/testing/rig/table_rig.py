@@ -208,7 +208,7 @@ class TableRig:
                 **({"registry": str(self.registry_dir)} if options.scanner_kind == "rfid" else {}),
             },
             "server": {"url": self.receiver_url, "key_file": str(self.key_file)},
-            "journal": {"path": str(self.records.journal_path)},
+            "journal": {"path": str(self.records.journal_path), **options.journal},
             "control": {"socket": str(self.directory / "control.sock"), **options.control},
             "log": {"format": "json", "level": options.log_level, **options.log},
         }
