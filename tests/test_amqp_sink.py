@@ -345,3 +345,32 @@ def test_the_table_server_and_the_broker_never_hold_each_other_back(
     finally:
         store.close()
         table.close()
+
+
+def test_a_broker_that_refuses_the_login_is_a_fault_for_a_person(
+    tmp_path: Path, broker: Broker, key_file: Path
+) -> None:
+    table = Table(tmp_path / "journal.db", {BROKER: EventFilter()})
+    table.feed(10)
+    wrong = broker.url.replace(f":{broker.password}@", ":not-the-password@")
+    assert wrong != broker.url
+    sink = AmqpSink(
+        BROKER,
+        JournalOutbox(table.journal, BROKER),
+        AmqpConfig(url=wrong, table_id=TABLE_ID, controller_id=CONTROLLER_ID,
+                   key_file=key_file, timeout_s=2.0, backoff=Backoff(0.05, 0.2)),
+    )  # fmt: skip
+
+    async def attempt() -> None:
+        task = await running(sink)
+        fault = await until(lambda: sink.status().fault, "a fault")
+        assert fault.code == "amqp_access_refused"
+        assert sink.status().delivered_through is None  # never connected: nothing confirmed
+        await stopped(sink, task)
+
+    asyncio.run(attempt())
+    assert "not-the-password" not in repr(sink)
+    status = sink.status()
+    for shown in (status.target, status.last_error, status.fault.text if status.fault else ""):
+        assert "not-the-password" not in (shown or "")  # shown everywhere: no secret
+    assert table.journal.sink_marks()[BROKER].delivered_through == 0

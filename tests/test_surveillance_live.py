@@ -28,6 +28,7 @@ from shoe_controller.testing.rig import RigOptions, TableRig
 from shoe_controller.vocab.cards import Card
 from shoe_controller.vocab.events import EventType
 from tests.control_support import REPO, cli_env
+from tests.test_end_to_end import check_delivery
 from tests.test_shoectl import as_nobody, can_switch_user, nobody_env, temporary_group
 
 __all__ = ["nobody_env"]  # a fixture this module uses
@@ -183,6 +184,17 @@ def test_the_edge_events_are_in_the_journal_and_follow_the_reports(watched: Watc
             step.input["bets"].get(event.data["bet"], {}).get("player_edge")
             == (event.data["player_edge"])
         )
+
+
+def test_the_pits_table_server_gets_every_event_but_surveillances(watched: Watched) -> None:
+    """Issue 15: a live "hot shoe" feed in the pit invites preferential shuffling; issue 16's
+    sinks keep surveillance.* from the table server, which still sees its seqs gap-free."""
+    received = check_delivery(watched.rig)
+    journaled = [event for step in watched.steps for event in step.events]
+    assert any(event.type.startswith("surveillance.") for event in journaled)
+    assert not any(event["type"].startswith("surveillance.") for event in received)
+    others = [event for event in journaled if not event.type.startswith("surveillance.")]
+    assert [event["id"] for event in received] == [event.id for event in others]
 
 
 def _shoectl(

@@ -27,6 +27,7 @@ from shoe_controller.testing.rig import RigOptions, TableRig
 
 REPO = Path(__file__).resolve().parents[1]
 UNIT = REPO / "systemd" / "shoe-controller.service"
+COMPANION = REPO / "systemd" / "shoe-surveillance.service"  # docs/surveillance.md
 WATCHDOG_USEC = 300_000  # the daemon pings every half of it
 MAX_EXPOSURE = 2.0  # systemd-analyze security: lower is better; 10 is an unhardened service
 WAIT_S = 20.0  # generous: a loaded CI machine; nothing here is timed
@@ -44,15 +45,15 @@ def short_dir() -> Iterator[Path]:
         yield Path(name)
 
 
-def installable_unit(directory: Path) -> Path:
+def installable_unit(directory: Path, source: Path = UNIT) -> Path:
     """The unit with ExecStart pointing at a binary that exists on this machine."""
     binary = shutil.which("shoe-controller") or sys.executable
-    text = UNIT.read_text()
+    text = source.read_text()
     exec_start = re.search(r"^ExecStart=(\S+)", text, re.MULTILINE)
     assert exec_start is not None, "the unit has no ExecStart"
     if binary == sys.executable:
         binary = f"{sys.executable} -m shoe_controller.cli.main"
-    unit = directory / UNIT.name
+    unit = directory / source.name
     unit.write_text(text.replace(exec_start.group(0), f"ExecStart={binary}", 1))
     return unit
 
@@ -61,8 +62,11 @@ def installable_unit(directory: Path) -> Path:
 
 
 @needs_systemd_analyze
-def test_unit_file_passes_systemd_analyze_verify(short_dir: Path) -> None:
-    unit = installable_unit(short_dir)
+@pytest.mark.parametrize("source", [UNIT, COMPANION], ids=lambda path: path.stem)
+def test_unit_file_passes_systemd_analyze_verify(short_dir: Path, source: Path) -> None:
+    if source == COMPANION:  # it names the controller's unit: verify finds it beside it
+        installable_unit(short_dir)
+    unit = installable_unit(short_dir, source)
     done = subprocess.run(
         ["systemd-analyze", "verify", "--man=no", str(unit)],
         capture_output=True,
@@ -77,8 +81,9 @@ def test_unit_file_passes_systemd_analyze_verify(short_dir: Path) -> None:
 
 
 @needs_systemd_analyze
-def test_unit_file_is_hardened(short_dir: Path) -> None:
-    unit = installable_unit(short_dir)
+@pytest.mark.parametrize("source", [UNIT, COMPANION], ids=lambda path: path.stem)
+def test_unit_file_is_hardened(short_dir: Path, source: Path) -> None:
+    unit = installable_unit(short_dir, source)
     done = subprocess.run(
         ["systemd-analyze", "security", "--offline=yes", "--no-pager", str(unit)],
         capture_output=True,

@@ -27,6 +27,7 @@ class RigOptions:
     control: Mapping[str, Any] = field(default_factory=dict)  # more [control] keys
     journal: Mapping[str, Any] = field(default_factory=dict)  # more [journal] keys
     log: Mapping[str, Any] = field(default_factory=dict)  # more [log] keys
+    metrics: Mapping[str, Any] = field(default_factory=dict)  # a [metrics] section, when given
     log_level: str = "info"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from shoe_controller.store.journal import Journal, JournalError, StoredEvent
+from shoe_controller.store.schema import LEGACY_SINK
 from shoe_controller.testing.receiver.store import ReceiverStore
 from shoe_controller.testing.rig.config import TABLE_ID
 from shoe_controller.vocab.events import EventType
@@ -72,6 +73,20 @@ class TableRecords:
         """What the journal keeps of each device's link (session, identity)."""
         journal = self.journal()
         return {} if journal is None else journal.link_states()
+
+    def server_events(self) -> list[dict[str, Any]]:
+        """What the table server is to get: the [server] sink's events, its seqs (every
+        event but surveillance's, docs/delivery.md), in PUSH_API.md form."""
+        journal = self.journal()
+        if journal is None:
+            return []
+        return [item.to_wire() for item in journal.sink_events_after(LEGACY_SINK, 0, 10**7)]
+
+    def server_last_seq(self) -> int:
+        """The [server] sink's last seq (0 before the daemon stored anything)."""
+        journal = self.journal()
+        mark = None if journal is None else journal.sink_marks().get(LEGACY_SINK)
+        return 0 if mark is None else mark.last_seq
 
     def received_events(self, after: int = 0) -> list[dict[str, Any]]:
         """What the table server stored, in seq order (PUSH_API.md form)."""

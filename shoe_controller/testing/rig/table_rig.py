@@ -212,6 +212,8 @@ class TableRig:
             "control": {"socket": str(self.directory / "control.sock"), **options.control},
             "log": {"format": "json", "level": options.log_level, **options.log},
         }
+        if options.metrics:
+            config["metrics"] = dict(options.metrics)
         if options.batch_shuffler:
             config["shuffler"] = {
                 "protocol": "slp",
@@ -273,8 +275,9 @@ class TableRig:
         self._processes.wait_until(condition, what, timeout)
 
     def wait_delivered(self, timeout: float = START_TIMEOUT_S) -> int:
-        """Wait until the table server acknowledged every event in the journal; returns the seq."""
-        last = self.records.last_seq()
+        """Wait until the table server acknowledged every event stored for it; returns its
+        last seq (the [server] sink's, docs/delivery.md)."""
+        last = self.records.server_last_seq()
         self.wait_until(
             lambda: self.records.received_through() >= last, "the events to arrive", timeout
         )
