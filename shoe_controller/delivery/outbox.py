@@ -1,6 +1,15 @@
-"""One sink's outbox in the journal: its events in its own seq order, and its mark."""
+"""One sink's outbox in the journal: its events in its own seq order, and its mark.
+
+The batches are read on a connection and a thread of the outbox's own (issue 13): a read of
+200 events and their JSON is a millisecond or two, and on the loop it would be a millisecond
+the next card's ACK waits. The marks and the counters stay on the journal's connection:
+one-row statements, and a second writer would make the card's commit wait for its lock.
+"""
 
 from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from shoe_controller.store.journal import Journal, OutboxEvent
 
@@ -11,6 +20,9 @@ class JournalOutbox:
     def __init__(self, journal: Journal, sink: str) -> None:
         self._journal = journal
         self.sink = sink
+        # One thread: the reader's connection is made and used on it alone (sqlite3's rule).
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"outbox-{sink}")
+        self._reader: Journal | None = None
 
     def last_seq(self) -> int:
         return self._mark()[0]
@@ -18,11 +30,29 @@ class JournalOutbox:
     def delivered_through(self) -> int:
         return self._mark()[1]
 
-    def events_after(self, seq: int, limit: int) -> list[OutboxEvent]:
-        return self._journal.sink_events_after(self.sink, seq, limit)
+    async def events_after(self, seq: int, limit: int) -> list[OutboxEvent]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._thread, self._read, seq, limit)
 
     def mark_delivered(self, through: int) -> None:
         self._journal.mark_delivered(self.sink, through)
+
+    def close(self) -> None:
+        """Close the reader's connection and end its thread (the sink stopped)."""
+        self._thread.submit(self._close_reader).result()
+        self._thread.shutdown()
+
+    def _read(self, seq: int, limit: int) -> list[OutboxEvent]:
+        if self._reader is None:
+            self._reader = Journal.open(
+                self._journal.path, self._journal.controller_id, read_only=True, quick_check=False
+            )
+        return self._reader.sink_events_after(self.sink, seq, limit)
+
+    def _close_reader(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
     def _mark(self) -> tuple[int, int]:
         mark = self._journal.sink_marks().get(self.sink)

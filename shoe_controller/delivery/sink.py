@@ -29,8 +29,9 @@ class Outbox(Protocol):
 
     def last_seq(self) -> int: ...
     def delivered_through(self) -> int: ...
-    def events_after(self, seq: int, limit: int) -> list[OutboxEvent]: ...
+    async def events_after(self, seq: int, limit: int) -> list[OutboxEvent]: ...
     def mark_delivered(self, through: int) -> None: ...
+    def close(self) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,6 +216,7 @@ class Sink(abc.ABC):
             self._state = "stopped"
             with contextlib.suppress(Exception):
                 await self._close()
+            self._outbox.close()
             self._loop = None
 
     async def _step(self) -> bool:
@@ -224,7 +226,7 @@ class Sink(abc.ABC):
             return False
         self._wake.clear()  # cleared before reading, so a commit after the read wakes us
         self._persist()
-        batch = self._outbox.events_after(self._confirmed, self._batch_size())
+        batch = await self._outbox.events_after(self._confirmed, self._batch_size())
         if not batch:
             self._state = "idle"
             return True
