@@ -97,6 +97,12 @@ class SinkFilter:
     def event_filter(self) -> EventFilter:
         return EventFilter(self.events, self.exclude)
 
+    @property
+    def label(self) -> str:
+        """How messages name the sink's section: `sink NAME`, `server` for [server]."""
+        name = self.name  # type: ignore[attr-defined]
+        return "server" if name == LEGACY_SINK else f"sink {name}"
+
 
 @dataclass(frozen=True)
 class ServerSection(SinkFilter):

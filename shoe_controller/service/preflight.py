@@ -28,18 +28,9 @@ import httpx
 import serial
 
 from drivers.translate.registry import DeckRegistry, RegistryError
-from shoe_controller.delivery.push import TlsConfigError, tls_context
 from shoe_controller.delivery.pushapi import KeyFileError, SigningKey
-from shoe_controller.service.config import (
-    AmqpSinkSection,
-    Config,
-    ConfigError,
-    DeviceSection,
-    ServerSection,
-    load,
-)
-from shoe_controller.service.sinks import amqp_config, push_config
-from shoe_controller.store.schema import LEGACY_SINK
+from shoe_controller.service import sinks
+from shoe_controller.service.config import Config, ConfigError, DeviceSection, ServerSection, load
 
 OTHERS = stat.S_IRWXO  # a secret's mode may give others nothing (docs/install.md: 0640)
 DEVICE_SECTIONS = ("scanner", "shuffler")
@@ -92,48 +83,26 @@ def _fault(section: str, key: str, value: str, problem: str) -> ConfigError:
 
 def _check_sinks(config: Config) -> None:
     for sink in config.sinks:
-        label = (
-            "server"
-            if isinstance(sink, ServerSection) and sink.name == LEGACY_SINK
-            else (f"sink {sink.name}")
-        )
-        _check_key_file(label, sink.key_file)
-        for key in ("ca_file", "client_cert", "client_key"):
-            value = getattr(sink, key)
-            if value:  # given, so it must be there, even while the URL is http://
-                _check_file(label, key, value, secret=key == "client_key")
+        label = sink.label
+        _check_file(label, "key_file", sink.key_file, secret=True)
         try:
-            if isinstance(sink, ServerSection):
-                _check_push(label, sink, config)
-            else:
-                _check_amqp(label, sink, config)
-        except TlsConfigError as error:
-            raise ConfigError(f"[{label}] {error}") from None
-
-
-def _check_key_file(label: str, key_file: str) -> None:
-    _check_file(label, "key_file", key_file, secret=True)
+            SigningKey.from_file(sink.key_file)
+        except KeyFileError as error:  # empty, or not UTF-8
+            raise _fault(label, "key_file", sink.key_file, str(error)) from None
+        secrets = ("client_key", "password_file")
+        for key in ("ca_file", "client_cert", "client_key", "password_file"):
+            value = getattr(sink, key, "")
+            if value:  # given, so it must be there, even while the URL is http://
+                _check_file(label, key, value, secret=key in secrets)
+        if isinstance(sink, ServerSection):
+            try:
+                httpx.URL(sink.url)  # what the sink parses: a last word on what urlsplit let by
+            except httpx.InvalidURL as error:
+                raise _fault(label, "url", sink.url, f"not a URL httpx can use ({error})") from None
     try:
-        SigningKey.from_file(key_file)
-    except KeyFileError as error:  # empty, or not UTF-8
-        raise _fault(label, "key_file", key_file, str(error)) from None
-
-
-def _check_push(label: str, sink: ServerSection, config: Config) -> None:
-    try:
-        httpx.URL(sink.url)  # what the sink parses: a last word on what urlsplit let by
-    except httpx.InvalidURL as error:
-        raise _fault(label, "url", sink.url, f"not a URL httpx can use ({error})") from None
-    tls_context(push_config(sink, config))
-
-
-def _check_amqp(label: str, sink: AmqpSinkSection, config: Config) -> None:
-    if sink.password_file:
-        _check_file(label, "password_file", sink.password_file, secret=True)
-    try:
-        amqp_config(sink, config).connect_options()  # reads the password, builds TLS
-    except ValueError as error:  # AmqpConfigError, TlsConfigError
-        raise ConfigError(f"[{label}] {error}") from None
+        sinks.check_secrets(config)  # what building the sinks reads: TLS, a password file
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _check_file(section: str, key: str, value: str, *, secret: bool) -> None:

@@ -88,7 +88,6 @@ def check_secrets(config: Config) -> None:
     """What building the sinks reads, read once now: ValueError naming the sink and the
     file (a key file, a password file, a TLS file) that cannot be used."""
     for section in config.sinks:
-        label = f"[sink {section.name}]"
         try:
             SigningKey.from_file(section.key_file)
             if isinstance(section, ServerSection):
@@ -96,7 +95,7 @@ def check_secrets(config: Config) -> None:
             else:
                 amqp_config(section, config).connect_options()
         except ValueError as error:  # KeyFileError, TlsConfigError, AmqpConfigError
-            raise ValueError(f"{label} {error}") from None
+            raise ValueError(f"[{section.label}] {error}") from None
 
 
 def _path(value: str) -> Path | None:
