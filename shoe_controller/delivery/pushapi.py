@@ -1,6 +1,6 @@
 """The wire format of the table-server push API (PUSH_API.md): keys, signatures, bodies.
 
-Sans-I/O and shared by the publisher (client) and the reference receiver (server), so both
+Sans-I/O and shared by the table server's sink (client) and the reference receiver (server), so both
 sides sign and check with the same few lines. Everything here follows PUSH_API.md to the byte.
 """
 

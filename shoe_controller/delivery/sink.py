@@ -272,8 +272,9 @@ class Sink(abc.ABC):
             raise RetryableError(f"confirmed through {confirmed} beyond last seq {last_seq}")
         if self._confirmed is not None and confirmed < self._confirmed:
             self._log.warning("delivery.consumer_went_back", was=self._confirmed, now=confirmed)
+        if self._confirmed is not None and confirmed > self._confirmed:
+            self._last_delivered_at = self._clock()  # not on resync: nothing was delivered
         self._confirmed = confirmed
-        self._last_delivered_at = self._clock()
         self._persist()
         if self._on_delivered is not None:
             self._on_delivered(confirmed)

@@ -1,5 +1,5 @@
 """The answers to shoectl's questions and its supervisor actions, from the daemon's live
-objects: the table, the journal, the publisher and the devices (docs/control.md).
+objects: the table, the journal, the sinks and the devices (docs/control.md).
 
 `ControlService` has no socket (control.ControlServer is the one around it, and authorizes
 the peer first). Everything runs on the daemon's one asyncio loop, so the service calls

@@ -54,6 +54,7 @@ from shoe_controller.cli.shoectl.render import (
     result_text,
     round_notes,
     stats_lines,
+    through_text,
 )
 from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.cli.shoectl.wording import in_shoectl_words
@@ -427,7 +428,7 @@ def outbox(as_json: bool) -> None:
         pairs = [
             ("Sink", f"{sink['name']} ({sink['kind']}) {sink['target']}"),
             ("Backlog", f"{sink['backlog']} event(s)"),
-            ("Delivered", f"through its seq {sink['delivered_through']} of {sink['last_seq']}"),
+            ("Delivered", f"through its seq {through_text(sink)} of {sink['last_seq']}"),
             ("Why", sink["why"]),
             ("State", str(sink["state"])),
         ]

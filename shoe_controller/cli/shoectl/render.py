@@ -296,13 +296,17 @@ def stats_lines(stats: Mapping[str, Any], paint: Painter) -> list[str]:
     return lines
 
 
+def through_text(sink: Mapping[str, Any]) -> str:
+    """What a sink's consumer has confirmed, for a person ("not yet known" before it said)."""
+    through = sink["delivered_through"]
+    return "not yet known" if through is None else str(through)
+
+
 def sink_line(sink: Mapping[str, Any]) -> str:
     """One sink's place: `backlog 3 (delivered through 41 of 44): why`."""
-    through = sink["delivered_through"]
-    through_text = "not yet known" if through is None else str(through)
     return (
-        f"backlog {sink['backlog']} (delivered through {through_text} of {sink['last_seq']}):"
-        f" {sink['why']}"
+        f"backlog {sink['backlog']} (delivered through {through_text(sink)} of"
+        f" {sink['last_seq']}): {sink['why']}"
     )
 
 

@@ -3,7 +3,7 @@ UTC with `--utc`; for a person and in `--json`, from the daemon's two forms.
 
 The daemon's answers carry times in two forms (docs/control.md): ISO 8601 UTC strings as
 journaled (`2026-12-01T15:04:05.123456Z`, vocab/events.py) and unix epoch seconds for some
-status fields (the publisher's `last_error_at`, `next_attempt_at`, `fault.since`...). The
+status fields (a sink's `last_error_at`, `next_attempt_at`, `fault.since`...). The
 daemon's answers stay as they are (other programs read the socket); shoectl converts them.
 
 Which fields are times (the one rule, `is_time_field`): a key named `at`, `now` or `since`,

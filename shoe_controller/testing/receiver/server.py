@@ -210,7 +210,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive: the publisher reuses its connection
+    protocol_version = "HTTP/1.1"  # keep-alive: the sink reuses its connection
     # headers and body go out as two writes; with Nagle on, the body waits for the client's
     # delayed ACK (~40 ms a request on Linux loopback)
     disable_nagle_algorithm = True
