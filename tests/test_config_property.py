@@ -41,6 +41,7 @@ MAY_BE_EMPTY = {
     ("server", "client_cert"),
     ("server", "client_key"),
     ("scoreboard", "listen"),  # empty: no page
+    ("metrics", "listen"),  # empty: no metrics
 }
 # The text keys that name something on disk, by what they name; every other text key is
 # a name or a choice. A new text key must be listed in one of the two (test below).
@@ -68,6 +69,7 @@ NAME_KEYS = {
     ("control", "viewer_group"),
     ("log", "journal_socket"),  # journald's, absent off systemd: records fall back to stderr
     ("scoreboard", "listen"),
+    ("metrics", "listen"),
     ("surveillance", "group"),
 }
 CHOICES = {("table", "burn"), ("table", "cut_card"), ("table", "mode")}  # str, one of a few

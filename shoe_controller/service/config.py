@@ -253,6 +253,18 @@ class ScoreboardSection:
 
 
 @dataclass(frozen=True)
+class MetricsSection:
+    """[metrics]: Prometheus metrics on http://listen/metrics (docs/metrics.md); off while
+    listen is empty."""
+
+    listen: str = ""  # host:port, e.g. "127.0.0.1:9720"; not the scoreboard's address
+
+    def __post_init__(self) -> None:
+        if self.listen:
+            listen_address(self.listen)
+
+
+@dataclass(frozen=True)
 class SurveillanceSection:
     """[surveillance]: who sees the edge of every bet on the cards left (`shoectl edge`, the
     surveillance events) and may report it, and the edge that raises an event
@@ -295,6 +307,7 @@ class Config:
     health: HealthSection = field(default_factory=HealthSection)
     scoreboard: ScoreboardSection = field(default_factory=ScoreboardSection)
     surveillance: SurveillanceSection = field(default_factory=SurveillanceSection)
+    metrics: MetricsSection = field(default_factory=MetricsSection)
 
     @property
     def controller_id(self) -> str:
@@ -311,6 +324,7 @@ _SECTIONS: dict[str, type] = {
     "health": HealthSection,
     "scoreboard": ScoreboardSection,
     "surveillance": SurveillanceSection,
+    "metrics": MetricsSection,
 }
 
 
@@ -350,6 +364,14 @@ def from_mapping(raw: Mapping[str, Any]) -> Config:
     own = {name: table_raw.pop(name) for name in ("id", "controller_id") if name in table_raw}
     payouts = _section(raw, "payouts")
     _check_payouts(payouts)
+    scoreboard = _build(ScoreboardSection, _section(raw, "scoreboard"), "scoreboard")
+    metrics = _build(MetricsSection, _section(raw, "metrics"), "metrics")
+    if metrics.listen and metrics.listen == scoreboard.listen:
+        # Each has a server of its own (docs/metrics.md): the second bind would fail later.
+        raise ConfigError(
+            f"[metrics] listen = {metrics.listen!r} is [scoreboard] listen too: give the"
+            " metrics another port"
+        )
     return Config(
         table=_build(TableSection, own, "table"),
         procedures=_build(TableConfig, table_raw, "table"),
@@ -361,8 +383,9 @@ def from_mapping(raw: Mapping[str, Any]) -> Config:
         log=_build(LogSection, _section(raw, "log"), "log"),
         payouts=dict(payouts),
         health=_build(HealthSection, _section(raw, "health"), "health"),
-        scoreboard=_build(ScoreboardSection, _section(raw, "scoreboard"), "scoreboard"),
+        scoreboard=scoreboard,
         surveillance=_build(SurveillanceSection, _section(raw, "surveillance"), "surveillance"),
+        metrics=metrics,
     )
 
 
@@ -395,9 +418,9 @@ def _sinks(raw: Mapping[str, Any]) -> tuple[SinkSection, ...]:
 
 
 def url_problem(url: str) -> str | None:
-    """Why `url` is not an http:// or https:// base URL the publisher can use, or None.
+    """Why `url` is not an http:// or https:// base URL a table server's sink can use, or None.
 
-    The publisher appends PUSH_API.md's paths to it, so a query or fragment would end up in
+    The sink appends PUSH_API.md's paths to it, so a query or fragment would end up in
     the middle of every request; a user or password in it would show in every log line that
     names the server (the key file is the table's secret).
     """

@@ -17,7 +17,7 @@ import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
@@ -41,6 +41,9 @@ from shoe_controller.table.config import SHUFFLER_DEALER
 from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import DeviceFault, DeviceFaultCleared, Input
 from shoe_controller.vocab.protocol import JOURNAL_DEVICE, JOURNAL_SPACE_LOW, Severity
+
+if TYPE_CHECKING:
+    from shoe_controller.service.metrics import DaemonMetrics
 
 log = structlog.get_logger("daemon")
 _T = TypeVar("_T")
@@ -95,7 +98,8 @@ class Daemon:
         self.controller: Controller | None = None
         self.sinks: list[Sink] = []
         self.devices: dict[str, DeviceRunner] = {}
-        self.loop_lag = LoopLag()
+        self.metrics = self._make_metrics()  # None while [metrics] listen is empty
+        self.loop_lag = LoopLag(on_lag=self.metrics.observe_loop_lag if self.metrics else None)
         # Checked at once: a key file that cannot be read is a configuration error.
         try:
             sinks.check_secrets(config)
@@ -159,8 +163,14 @@ class Daemon:
         return None
 
     async def _run_with(self, journal: Journal) -> None:
+        on_commit_time = self.metrics.observe_commit if self.metrics else None
         controller = await self._retrying(
-            lambda: Controller(self.config.procedures, journal, on_stored=self._after_commit),
+            lambda: Controller(
+                self.config.procedures,
+                journal,
+                on_stored=self._after_commit,
+                on_commit_time=on_commit_time,
+            ),
             "journal cannot be read back",
         )
         if controller is None:
@@ -179,6 +189,7 @@ class Daemon:
         self._make_devices(journal, recovery.inputs)
         control = await self._serve_control(controller)
         scoreboard = await self._serve_scoreboard(journal)
+        metrics = await self._serve_metrics()
         try:
             started = await self._retrying(
                 lambda: controller.start(__version__, self._clock()),
@@ -190,6 +201,8 @@ class Daemon:
             await control.close()
             if scoreboard is not None:
                 await scoreboard.close()
+            if metrics is not None:
+                await metrics.close()
 
     def _make_devices(self, journal: Journal, history: Sequence[Input]) -> None:
         saved = journal.link_states()
@@ -206,6 +219,7 @@ class Daemon:
                     clock=self._clock,
                     usb_backend=self._usb_backend,
                     registry=self._registries.get(name),
+                    on_card_acked=self.metrics.observe_card_ack if self.metrics else None,
                 )
 
     async def _serve_control(self, controller: Controller) -> ControlServer:
@@ -255,6 +269,39 @@ class Daemon:
             log.error("scoreboard page not available", listen=listen, error=str(error))
             return None
         return scoreboard
+
+    def _make_metrics(self) -> DaemonMetrics | None:
+        """The Prometheus collector and its hooks, if [metrics] listen is set."""
+        if not self.config.metrics.listen:
+            return None
+        # prometheus_client is loaded only by a daemon that serves metrics.
+        from shoe_controller.service.metrics import DaemonMetrics  # noqa: PLC0415
+
+        return DaemonMetrics(
+            lambda: self._service.health_status() if self._service is not None else None,
+            lambda: self.loop_lag,
+            journal_fault=lambda: self._journal_fault,
+            version=__version__,
+            table_id=self.config.table.id,
+            controller_id=self.config.controller_id,
+        )
+
+    async def _serve_metrics(self) -> Any:
+        """/metrics on [metrics] listen (docs/metrics.md); the table runs without it rather
+        than not at all."""
+        if self.metrics is None:
+            return None
+        from shoe_controller.service.metrics_http import MetricsServer  # noqa: PLC0415
+
+        listen = self.config.metrics.listen
+        server = MetricsServer(listen, self.metrics.exposition)
+        self.add_listener(self.metrics.on_stored)
+        try:
+            await server.start()
+        except OSError as error:
+            log.error("metrics not available", listen=listen, error=str(error))
+            return None
+        return server
 
     async def _serve(self) -> None:
         """Run every part until stop(), or until one of them dies."""

@@ -34,6 +34,7 @@ from drivers.wire.link import Delivery, HostLink, SessionState
 from shoe_controller.service.config import DeviceSection
 from shoe_controller.service.health import ErrorRate
 from shoe_controller.vocab.inputs import (
+    CardDrawn,
     DeviceConnected,
     DeviceLost,
     Input,
@@ -100,8 +101,12 @@ class DeviceRunner:
         clock: Callable[[], float] = time.time,
         usb_backend: Any = None,
         registry: DeckRegistry | None = None,
+        on_card_acked: Callable[[str, float], None] | None = None,
     ) -> None:
+        """`on_card_acked(device, seconds)` is told, for each frame that carried a card, how
+        long from the link handing it over to its ACK written (the metrics' histogram)."""
         self.name = name
+        self._on_card_acked = on_card_acked
         self.section = section
         self._store = store
         self._clock = clock
@@ -203,7 +208,7 @@ class DeviceRunner:
                     self._on_reading(item)
             except StorageFailedError:
                 continue  # logged by the store; the device resends what was not ACKed
-            await asyncio.sleep(0)  # let the control socket and publisher in between cards
+            await asyncio.sleep(0)  # let the control socket and the sinks in between cards
 
     def stop(self) -> None:
         self.connection.stop()
@@ -224,6 +229,7 @@ class DeviceRunner:
 
     def _on_delivery(self, delivery: Delivery) -> None:
         assert self._link is not None
+        began = time.perf_counter()
         before = self.translator.export_state()
         now = self._clock()
         inputs, identity = self._with_identity(
@@ -238,6 +244,8 @@ class DeviceRunner:
         self._identity, self._announce = identity, False
         self._link.ack(delivery.handle)
         self.connection.send_now()  # the ACK first: the card is on disk, the shoe may go on
+        if self._on_card_acked is not None and any(isinstance(i, CardDrawn) for i in inputs):
+            self._on_card_acked(self.name, time.perf_counter() - began)
 
     def send(self, message: Any) -> None:
         """Queue a command (INDICATE, STATUS_REQUEST, SHUFFLE) for a reference-protocol device."""

@@ -19,9 +19,16 @@ WINDOW_S = 60.0  # "recent" means the last minute
 class LoopLag:
     """Tick on the loop; keep the worst lateness of the last minute and since start."""
 
-    def __init__(self, interval: float = 0.1, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        interval: float = 0.1,
+        clock: Callable[[], float] = time.monotonic,
+        on_lag: Callable[[float], None] | None = None,
+    ) -> None:
+        """`on_lag(seconds)` is told every tick's lateness (the metrics' histogram)."""
         self._interval = interval
         self._clock = clock
+        self._on_lag = on_lag
         self._recent: deque[tuple[float, float]] = deque()  # (when, lag) keeping a max-queue
         self.worst = 0.0
         self.ticks = 0
@@ -37,6 +44,8 @@ class LoopLag:
         lag = max(0.0, lag)
         self.ticks += 1
         self.worst = max(self.worst, lag)
+        if self._on_lag is not None:
+            self._on_lag(lag)
         # A monotonic queue: a later, larger lag makes earlier smaller ones irrelevant.
         while self._recent and self._recent[-1][1] <= lag:
             self._recent.pop()

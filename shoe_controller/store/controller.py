@@ -9,6 +9,7 @@ never runs ahead of the disk, and the error goes to the caller, who does not ACK
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,10 +42,14 @@ class Controller:
         table_config: TableConfig,
         journal: Journal,
         on_stored: Callable[[list[StoredEvent]], None] | None = None,
+        on_commit_time: Callable[[float], None] | None = None,
     ) -> None:
+        """`on_stored(events)` follows every commit; `on_commit_time(seconds)` is told how
+        long each commit's journal transaction took (the metrics' histogram)."""
         self._config = table_config
         self.journal = journal
         self._on_stored = on_stored
+        self._on_commit_time = on_commit_time
         self._outcome_unknown: str | None = None
         self.table, self.recovery = self._rebuild()
         # The hash chain is walked once at start-up (and on demand: `shoe-controller verify
@@ -97,7 +102,10 @@ class Controller:
             for item in items:
                 shoe = self.table.shoe_of(item)
                 steps.append((input_to_json(item), self.table.apply(item), shoe))
+            began = time.perf_counter()
             stored = self.journal.record_many(steps, link_state)
+            if self._on_commit_time is not None:
+                self._on_commit_time(time.perf_counter() - began)
         except JournalOutcomeUnknown as error:
             self._outcome_unknown = f"an earlier commit's outcome is unknown: {error}"
             raise
