@@ -24,8 +24,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from journal_support import open_journal, server_sink
-
 from drivers.sim.base import SimConfig
 from drivers.sim.devices import make_device
 from drivers.sim.pty import SimRunner
@@ -39,6 +37,7 @@ from shoe_controller.service.control_answers import ControlService
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import StoredEvent
+from shoe_controller.testing.one_server import open_journal, server_sink
 from shoe_controller.vocab.cards import parse_card
 from shoe_controller.vocab.inputs import Input, SupervisorCommand
 

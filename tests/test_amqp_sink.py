@@ -13,7 +13,7 @@ import json
 import random
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -172,19 +172,37 @@ def test_a_whole_shoe_reaches_the_consumers_queue_complete_and_in_order(
     assert table.journal.sink_marks()[BROKER].delivered_through == len(expected)
 
 
-def test_the_broker_killed_and_restarted_mid_shoe_loses_nothing(
-    tmp_path: Path, broker: Broker, key_file: Path
-) -> None:
+Trouble = Callable[[Table, Sink, Broker], Awaitable[None]]
+
+
+def delivered_through_trouble(
+    tmp_path: Path, broker: Broker, key_file: Path, trouble: Trouble, *queue_args: str,
+    **config: Any,
+) -> None:  # fmt: skip
+    """A whole shoe dealt while the broker is in `trouble`: the consumer's queue (declared
+    first, `queue_args` its kind) ends up with every event once, in order."""
     exchange, queue = unique_name("shoe.events"), unique_name("studio.feed")
-    # A classic durable queue: a one-node broker's quorum queue, SIGKILLed, finds no Raft
-    # leader for minutes after its restart here (a cluster's other nodes elect one at once;
-    # docs/amqp.md), and the broker holds every confirm for it meanwhile.
-    consumer(broker, exchange, queue, "--declare-only", "--classic")
+    consumer(broker, exchange, queue, "--declare-only", *queue_args)
     table = Table(tmp_path / "journal.db", {BROKER: EventFilter()})
-    sink = amqp_sink(table, broker, key_file, exchange)
+    sink = amqp_sink(table, broker, key_file, exchange, **config)
 
     async def deliver() -> None:
         task = await running(sink)
+        await trouble(table, sink, broker)
+        table.feed()
+        await until(delivered_all(sink), "everything confirmed")
+        await stopped(sink, task)
+
+    asyncio.run(deliver())
+    expected = table.expected(BROKER)
+    got = consumer(broker, exchange, queue, *queue_args, "--until-seq", str(len(expected)))
+    assert [message["event"] for message in got] == expected
+
+
+def test_the_broker_killed_and_restarted_mid_shoe_loses_nothing(
+    tmp_path: Path, broker: Broker, key_file: Path
+) -> None:
+    async def killed(table: Table, sink: Sink, broker: Broker) -> None:
         table.feed(120)
         await until(lambda: (sink.status().delivered_through or 0) > 50, "part of the shoe")
         await asyncio.to_thread(broker.kill)  # SIGKILL mid-shoe, events in flight
@@ -192,52 +210,31 @@ def test_the_broker_killed_and_restarted_mid_shoe_loses_nothing(
         await until(lambda: sink.status().consecutive_failures >= 1, "a failed attempt")
         assert sink.status().delivered_through < sink.status().last_seq
         await asyncio.to_thread(broker.restart)
-        table.feed()
-        await until(delivered_all(sink), "everything confirmed after the restart")
-        await stopped(sink, task)
 
-    asyncio.run(deliver())
-    expected = table.expected(BROKER)
-    got = consumer(broker, exchange, queue, "--classic", "--until-seq", str(len(expected)))
-    assert [message["event"] for message in got] == expected
+    # A classic durable queue: a one-node broker's quorum queue, SIGKILLed, finds no Raft
+    # leader for minutes after its restart here (a cluster's other nodes elect one at once;
+    # docs/amqp.md), and the broker holds every confirm for it meanwhile.
+    delivered_through_trouble(tmp_path, broker, key_file, killed, "--classic")
 
 
 def test_connections_refused_for_a_while_then_everything_arrives(
     tmp_path: Path, broker: Broker, key_file: Path
 ) -> None:
-    exchange, queue = unique_name("shoe.events"), unique_name("studio.feed")
-    consumer(broker, exchange, queue, "--declare-only")
-    table = Table(tmp_path / "journal.db", {BROKER: EventFilter()})
-    sink = amqp_sink(table, broker, key_file, exchange)
-
-    async def deliver() -> None:
-        task = await running(sink)
+    async def refused(table: Table, sink: Sink, broker: Broker) -> None:
         table.feed(60)
         await until(lambda: sink.status().delivered_through, "the first events")
         await asyncio.to_thread(broker.refuse_connections)  # open connections closed too
         table.feed(100)
         await until(lambda: sink.status().consecutive_failures >= 2, "refused twice")
         await asyncio.to_thread(broker.accept_connections)
-        table.feed()
-        await until(delivered_all(sink), "everything confirmed")
-        await stopped(sink, task)
 
-    asyncio.run(deliver())
-    expected = table.expected(BROKER)
-    got = consumer(broker, exchange, queue, "--until-seq", str(len(expected)))
-    assert [message["event"] for message in got] == expected
+    delivered_through_trouble(tmp_path, broker, key_file, refused)
 
 
 def test_confirms_withheld_count_as_undelivered_until_they_come(
     tmp_path: Path, broker: Broker, key_file: Path
 ) -> None:
-    exchange, queue = unique_name("shoe.events"), unique_name("studio.feed")
-    consumer(broker, exchange, queue, "--declare-only")
-    table = Table(tmp_path / "journal.db", {BROKER: EventFilter()})
-    sink = amqp_sink(table, broker, key_file, exchange, timeout_s=1.0)
-
-    async def deliver() -> None:
-        task = await running(sink)
+    async def withheld(table: Table, sink: Sink, broker: Broker) -> None:
         table.feed(40)
         await until(delivered_all(sink), "the first events")
         before = sink.status().delivered_through
@@ -250,14 +247,8 @@ def test_confirms_withheld_count_as_undelivered_until_they_come(
         assert sink.status().delivered_through == before  # nothing counted without a confirm
         assert table.journal.sink_marks()[BROKER].delivered_through == before
         await asyncio.to_thread(broker.resume_confirms)
-        table.feed()
-        await until(delivered_all(sink), "everything confirmed")
-        await stopped(sink, task)
 
-    asyncio.run(deliver())
-    expected = table.expected(BROKER)
-    got = consumer(broker, exchange, queue, "--until-seq", str(len(expected)))
-    assert [message["event"] for message in got] == expected
+    delivered_through_trouble(tmp_path, broker, key_file, withheld, timeout_s=1.0)
 
 
 def test_a_filter_that_matches_nothing_numbers_nothing_and_holds_nothing_back(

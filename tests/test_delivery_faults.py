@@ -23,9 +23,9 @@ from delivery_support import (
     write_key,
 )
 from fs_support import small_tmpfs
-from journal_support import delivered
 
 from shoe_controller.store.journal import Journal
+from shoe_controller.testing.one_server import delivered
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from fs_support import small_tmpfs
-from journal_support import SERVER, backlog, delivered, open_journal
 
 from shoe_controller.store.journal import (
     Journal,
@@ -20,6 +19,7 @@ from shoe_controller.store.journal import (
     ReplayMismatch,
     SinkMark,
 )
+from shoe_controller.testing.one_server import SERVER, backlog, delivered, open_journal
 from shoe_controller.vocab.events import Event, EventType, iso_time
 
 CONTROLLER = "tbl-07-shoe"

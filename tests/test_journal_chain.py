@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from journal_support import SERVER, open_journal
 
 from shoe_controller.service.config import from_mapping
 from shoe_controller.service.control_answers import ControlService
@@ -37,6 +36,7 @@ from shoe_controller.store.journal import (
     PruneResult,
     RecordInvalid,
 )
+from shoe_controller.testing.one_server import SERVER, open_journal
 from shoe_controller.testing.perfect_dealer import deal_shoe
 from shoe_controller.vocab.cards import Card, Suit
 from shoe_controller.vocab.events import iso_time

@@ -5,8 +5,6 @@ fills"). A real daemon, its journal on a small tmpfs of its own, the real simula
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +14,8 @@ from fs_support import small_tmpfs
 from test_disk_full import fill
 
 from shoe_controller.testing.rig import RigOptions, TableRig
-from tests.control_support import cli_env
 from tests.test_end_to_end import check_card_inputs, check_delivery, check_shoe, shoe_events
+from tests.test_live_integrity import shoectl
 
 pytestmark = pytest.mark.slow
 
@@ -32,17 +30,6 @@ def small_disk() -> Iterator[Path]:
         small_tmpfs(Path(name), "16m") as mount_point,
     ):
         yield mount_point
-
-
-def shoectl(rig: TableRig, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "shoe_controller.cli.shoectl", *args],
-        env=cli_env(str(rig.directory / "control.sock")),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
 
 
 def status(rig: TableRig) -> dict:

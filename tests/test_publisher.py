@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 import structlog
 from delivery_support import CONTROLLER_ID, PATIENCE_S, SECRET, TABLE_ID, write_key
-from journal_support import SERVER, backlog, delivered, open_journal, server_sink
 
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.push import (
@@ -28,6 +27,7 @@ from shoe_controller.delivery.push import (
 )
 from shoe_controller.delivery.sink import Backoff, SinkFault, backoff_delay
 from shoe_controller.store.journal import Journal
+from shoe_controller.testing.one_server import SERVER, backlog, delivered, open_journal, server_sink
 from shoe_controller.testing.receiver import FaultPlan, Receiver, ReceiverStore, server_ssl_context
 from shoe_controller.vocab.events import iso_time
 

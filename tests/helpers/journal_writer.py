@@ -33,26 +33,11 @@ from typing import Any
 
 import structlog
 
-from shoe_controller.delivery.outbox import JournalOutbox
 from shoe_controller.delivery.push import PushConfig, PushSink
 from shoe_controller.delivery.sink import Backoff, SinkFault
-from shoe_controller.store.journal import Journal, JournalError, JournalFull
+from shoe_controller.store.journal import JournalError, JournalFull
+from shoe_controller.testing.one_server import delivered, open_journal, server_sink
 from shoe_controller.vocab.events import iso_time
-
-SERVER = "server"  # the sink of [server]: it takes every event here, so its seqs are the journal's
-
-
-def open_journal(path: Any, controller_id: str) -> Journal:
-    return Journal.open(path, controller_id, routes={SERVER: lambda _type: True})
-
-
-def delivered(journal: Journal) -> int:
-    mark = journal.sink_marks().get(SERVER)
-    return 0 if mark is None else mark.delivered_through
-
-
-def server_sink(journal: Journal, config: PushConfig, **options: Any) -> PushSink:
-    return PushSink(SERVER, JournalOutbox(journal, SERVER), config, **options)
 
 
 def synthetic_events(input_no: int, count: int, payload: int) -> list[dict[str, Any]]:

@@ -1,10 +1,15 @@
-"""The journal as the daemon opens it for one table server: the sink "server" takes every
-event, so its seqs are the journal's (what the tests of marks and retention count on)."""
+"""The journal and sink as the daemon has them for one table server, for tests and benches.
+
+The sink "server" ([server]) takes every event here, so its seqs are the journal's: what
+the tests of marks, retention and the push API count on.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from shoe_controller.delivery.outbox import JournalOutbox
+from shoe_controller.delivery.push import PushConfig, PushSink
 from shoe_controller.store.journal import Journal
 from shoe_controller.store.schema import LEGACY_SINK
 
@@ -26,9 +31,6 @@ def backlog(journal: Journal, sink: str = SERVER) -> int:
     return 0 if mark is None else mark.backlog
 
 
-def server_sink(journal: Journal, config: Any, **options: Any) -> Any:
+def server_sink(journal: Journal, config: PushConfig, **options: Any) -> PushSink:
     """The table server's sink over `journal`, as the daemon builds it for [server]."""
-    from shoe_controller.delivery.outbox import JournalOutbox  # noqa: PLC0415
-    from shoe_controller.delivery.push import PushSink  # noqa: PLC0415
-
     return PushSink(SERVER, JournalOutbox(journal, SERVER), config, **options)
