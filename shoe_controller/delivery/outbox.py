@@ -47,6 +47,9 @@ class JournalOutbox:
             self._reader = Journal.open(
                 self._journal.path, self._journal.controller_id, read_only=True, quick_check=False
             )
+            # It reads each event once, in order: SQLite's default 2 MB page cache a
+            # connection would be resident memory for nothing (256 KB holds a batch).
+            self._reader.limit_cache(256)
         return self._reader.sink_events_after(self.sink, seq, limit)
 
     def _close_reader(self) -> None:

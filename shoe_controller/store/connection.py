@@ -24,6 +24,10 @@ class JournalConnection:
         self.read_only = read_only
         self._chain_report: ChainReport | None = None
 
+    def limit_cache(self, kib: int) -> None:
+        """At most `kib` KiB of page cache on this connection (SQLite's default: 2 MB)."""
+        query(self._conn, self.path, f"PRAGMA cache_size = -{int(kib)}", ())
+
     def _event(self, row: tuple[Any, ...]) -> StoredEvent:
         return stored_event(self.controller_id, row)
 
