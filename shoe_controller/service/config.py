@@ -88,9 +88,11 @@ class DeviceSection:
 
 
 @dataclass(frozen=True)
-class SinkFilter:
-    """Which event types a sink takes (delivery/routing.py): patterns like "round.*"."""
+class SinkKeys:
+    """The keys of every kind of sink: its name (its mark in the journal) and which event
+    types it takes (delivery/routing.py: patterns like "round.*")."""
 
+    name: str = ""
     events: tuple[str, ...] = ("*",)
     exclude: tuple[str, ...] = ()
 
@@ -100,12 +102,11 @@ class SinkFilter:
     @property
     def label(self) -> str:
         """How messages name the sink's section: `sink NAME`, `server` for [server]."""
-        name = self.name  # type: ignore[attr-defined]
-        return "server" if name == LEGACY_SINK else f"sink {name}"
+        return "server" if self.name == LEGACY_SINK else f"sink {self.name}"
 
 
 @dataclass(frozen=True)
-class ServerSection(SinkFilter):
+class ServerSection(SinkKeys):
     """[server], or a [[sink]] of kind "http": a table server the events go to (PUSH_API.md).
     By default it gets every event but surveillance's (docs/delivery.md)."""
 
@@ -126,7 +127,7 @@ class ServerSection(SinkFilter):
 
 
 @dataclass(frozen=True)
-class AmqpSinkSection(SinkFilter):
+class AmqpSinkSection(SinkKeys):
     """A [[sink]] of kind "amqp": a message broker's topic exchange (docs/amqp.md)."""
 
     name: str = "broker"
