@@ -550,7 +550,7 @@ class BrokerSampler:
 class BrokerMemory:
     """The node's memory as it accounts for it (`rabbitmqctl status`, the VM's own total)."""
 
-    rss: int  # what the memory alarm compares with its watermark (Broker.memory_bytes)
+    rss: int  # what the memory alarm compares with its watermark (NodeCli.memory_bytes)
     total: int  # the VM's own allocation count (for a 4 MB socket buffer, see docs/fleet.md)
     connections: int  # readers, writers, channels and the rest of every connection
     queues: int  # the queue processes (a classic queue keeps its messages there too)
@@ -558,7 +558,7 @@ class BrokerMemory:
 
     @classmethod
     def of(cls, broker: Broker) -> BrokerMemory:
-        memory = json.loads(broker.ctl("status", "--formatter", "json"))["memory"]
+        memory = json.loads(broker.cli.ctl("status", "--formatter", "json"))["memory"]
         return cls(
             rss=int(memory["total"]["rss"]),
             total=int(memory["total"]["erlang"]),
@@ -631,10 +631,10 @@ def settled_count(broker: Broker, queue: str, expected: int, patience_s: float =
     """The queue's message count once it reaches `expected` or stops growing: a quorum
     queue reports its count every few seconds, not at once."""
     deadline = time.monotonic() + patience_s
-    count, previous, steady = broker.queue_messages(queue), -1, 0
+    count, previous, steady = broker.cli.queue_messages(queue), -1, 0
     while count < expected and time.monotonic() < deadline and steady < 5:
         time.sleep(1.0)
-        previous, count = count, broker.queue_messages(queue)
+        previous, count = count, broker.cli.queue_messages(queue)
         steady = steady + 1 if count == previous else 0
     return count
 
@@ -831,7 +831,7 @@ commit/s   events committed per second (bare: messages made); confirm/s: confirm
 p50/p99    commit to broker confirm, over every event committed in the window
 delivered  the queue holds every event confirmed, read back and de-duplicated by message_id:
            none missing, each table in order; dup: sent again after a confirm timed out
-RSS MB     the broker's resident memory (Broker.memory_bytes): before the run, with every
+RSS MB     the broker's resident memory (NodeCli.memory_bytes): before the run, with every
            connection open, once all was confirmed (queue full, connections open); peak:
            sampled from /proc while publishing
 erl MB     the VM's own count at the end; buf MB: of it, binaries (socket buffers, bodies)
@@ -928,7 +928,7 @@ def main(argv: list[str] | None = None) -> int:
         args.flat_seconds = 3.0 if args.quick else 12.0
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     with Broker(base_dir=Path(args.dir) if args.dir else None) as broker:
-        version = broker.ctl("version").strip()
+        version = broker.cli.ctl("version").strip()
         print(
             f"fleet bench: RabbitMQ {version} (one node, 127.0.0.1), {os.cpu_count()} cores,"
             f" up to {args.workers} worker processes, one connection per table,"

@@ -168,7 +168,7 @@ def test_a_whole_shoe_reaches_the_consumers_queue_complete_and_in_order(
         assert key.verify(
             headers[pushapi.HEADER_TIMESTAMP], body, headers[pushapi.HEADER_SIGNATURE]
         )
-    assert broker.queue_messages(queue) == 0  # every message acked by the consumer
+    assert broker.cli.queue_messages(queue) == 0  # every message acked by the consumer
     assert table.journal.sink_marks()[BROKER].delivered_through == len(expected)
 
 
