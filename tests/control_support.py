@@ -20,9 +20,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+
+import pytest
 
 from drivers.sim.base import SimConfig
 from drivers.sim.devices import make_device
@@ -303,3 +305,24 @@ async def _finish(tasks: list[asyncio.Task[None]]) -> None:
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
+
+
+# ------------------------------------------------------------------ what the tests share
+
+# A shoe whose first card burns one more (R2.2 b), then rounds to deal from.
+SHOE = "AS 4C 2S 4D 7H 9C QH 5D AH AD 3C 3H 3S KD 5C 2D 9S JC JS"
+
+
+@pytest.fixture(name="live")
+def live_fixture(tmp_path: Path) -> Iterator[LiveTable]:
+    """A fresh LiveTable for one test (import it into a test module to use `live`)."""
+    table = LiveTable(tmp_path)
+    try:
+        yield table
+    finally:
+        table.close()
+
+
+def open_shoe(live: LiveTable, cards: str = SHOE) -> None:
+    live.load(cards)
+    live.deal(2)  # the burn (R2.2 b): A♠, then one card

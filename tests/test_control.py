@@ -25,26 +25,16 @@ from shoe_controller.service.control_answers import ControlService
 from shoe_controller.service.control_requests import ControlError
 from shoe_controller.service.peers import Peer, authorize, peer_of
 from shoe_controller.vocab.events import EventType
-from tests.control_support import GUARD_S, LiveTable
+from tests.control_support import (
+    GUARD_S,
+    LiveTable,
+    live_fixture,  # noqa: F401 - the `live` fixture
+    open_shoe,
+)
 
 # A shoe: A♠ burns one more (4♣); then round by round (R7 order P1 B1 P2 B2 P3 B3):
 # 2♠ 4♦ 7♥ 9♣: Player natural 9-3; Q♥ 5♦ A♥ A♦ 3♣: Banker 6-4 (stage-1 insurance offered);
 # 3♥ 3♠ K♦ 5♣: Banker natural 8-3; 2♦ 9♠ J♣ J♠: Banker natural 9-2.
-SHOE = "AS 4C 2S 4D 7H 9C QH 5D AH AD 3C 3H 3S KD 5C 2D 9S JC JS"
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveTable]:
-    table = LiveTable(tmp_path)
-    try:
-        yield table
-    finally:
-        table.close()
-
-
-def open_shoe(live: LiveTable, cards: str = SHOE) -> None:
-    live.load(cards)
-    live.deal(2)  # the burn (R2.2 b): A♠, then one card
 
 
 def lines_of(sock: socket.socket) -> Iterator[dict[str, Any]]:

@@ -27,25 +27,18 @@ import click
 import pytest
 
 from shoe_controller.table.actions import ACTIONS
-from tests.control_support import GUARD_S, REPO, LiveTable, cli_env
+from tests.control_support import (
+    GUARD_S,
+    REPO,
+    SHOE,
+    LiveTable,
+    cli_env,
+    live_fixture,  # noqa: F401 - the `live` fixture
+    open_shoe,
+)
 
-SHOE = "AS 4C 2S 4D 7H 9C QH 5D AH AD 3C 3H 3S KD 5C 2D 9S JC JS"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 NOBODY = 65534
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveTable]:
-    table = LiveTable(tmp_path)
-    try:
-        yield table
-    finally:
-        table.close()
-
-
-def open_shoe(live: LiveTable) -> None:
-    live.load(SHOE)
-    live.deal(2)  # the burn: A♠ and one more card (R2.2 b)
 
 
 def can_switch_user() -> bool:

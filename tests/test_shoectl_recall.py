@@ -20,23 +20,14 @@ import pytest
 
 from shoe_controller import __version__
 from shoe_controller.service.control import ControlServer
-from tests.control_support import GUARD_S, REPO, LiveTable, cli_env
-
-SHOE = "AS 4C 2S 4D 7H 9C QH 5D AH AD 3C 3H 3S KD 5C 2D 9S JC JS"
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveTable]:
-    table = LiveTable(tmp_path)
-    try:
-        yield table
-    finally:
-        table.close()
-
-
-def open_shoe(live: LiveTable) -> None:
-    live.load(SHOE)
-    live.deal(2)  # the burn: A♠ and one more card (R2.2 b)
+from tests.control_support import (
+    GUARD_S,
+    REPO,
+    LiveTable,
+    cli_env,
+    live_fixture,  # noqa: F401 - the `live` fixture
+    open_shoe,
+)
 
 
 def shoectl(socket_path: str, *args: str) -> subprocess.CompletedProcess[str]:

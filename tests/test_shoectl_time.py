@@ -29,7 +29,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import pytest
 
 from shoe_controller.cli.shoectl.times import Times, is_time_field
-from tests.control_support import GUARD_S, REPO, LiveTable, cli_env
+from tests.control_support import GUARD_S, REPO, SHOE, LiveTable, cli_env
 
 try:
     MACAU = ZoneInfo("Asia/Macau")
@@ -38,7 +38,6 @@ except ZoneInfoNotFoundError:  # pragma: no cover - the machine has no tz databa
 if not Path("/usr/share/zoneinfo/Asia/Macau").exists():  # libc's, which TZ= goes through
     pytest.skip("needs /usr/share/zoneinfo (tzdata) for TZ=Asia/Macau", allow_module_level=True)
 
-SHOE = "AS 4C 2S 4D 7H 9C QH 5D AH AD 3C 3H 3S KD 5C 2D 9S JC JS"
 IN_MACAU = {"TZ": "Asia/Macau"}
 IN_UTC = {"TZ": "UTC"}
 EIGHT_HOURS = timedelta(hours=8)

@@ -19,7 +19,8 @@ from typing import Any
 
 import click
 
-from shoe_controller.service.config import DEFAULT_PATH, ConfigError, load
+from shoe_controller.cli.options import config_option
+from shoe_controller.service.config import ConfigError, load
 from shoe_controller.store.export import ExportError, Selection, export_records
 from shoe_controller.store.journal import Journal, JournalError
 from shoe_controller.table.config import TableConfig
@@ -77,14 +78,7 @@ def write_lines(records: Iterable[Mapping[str, Any]], output: str) -> int:
 
 
 @click.command("export")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_PATH,
-    show_default=True,
-    help="The daemon's configuration: its journal, and the table settings to replay with.",
-)
+@config_option("The daemon's configuration: its journal, and the table settings to replay with.")
 @click.option(
     "--journal",
     "journal_path",

@@ -7,19 +7,13 @@ from pathlib import Path
 
 import click
 
+from shoe_controller.cli.options import config_option
 from shoe_controller.service import logs
-from shoe_controller.service.config import DEFAULT_PATH, ConfigError
+from shoe_controller.service.config import ConfigError
 
 
 @click.command("run")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_PATH,
-    show_default=True,
-    help="The TOML configuration (config/shoe-controller.toml documents every key).",
-)
+@config_option("The TOML configuration (config/shoe-controller.toml documents every key).")
 def run_command(config_path: Path) -> None:
     """Run the controller of this table (the systemd service's command)."""
     from shoe_controller.service.daemon import Daemon, StartupError  # noqa: PLC0415 - the daemon's own imports

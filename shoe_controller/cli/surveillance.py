@@ -9,19 +9,13 @@ from types import FrameType
 
 import click
 
+from shoe_controller.cli.options import config_option
 from shoe_controller.service import logs
-from shoe_controller.service.config import DEFAULT_PATH, ConfigError, load
+from shoe_controller.service.config import ConfigError, load
 
 
 @click.command("surveillance")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_PATH,
-    show_default=True,
-    help="The controller's TOML configuration (its socket, decks, pay table, R14.1 round).",
-)
+@config_option("The controller's TOML configuration (its socket, decks, pay table, R14.1 round).")
 @click.option(
     "--socket", "socket_path", metavar="PATH", help="The control socket (default: the config's)."
 )
