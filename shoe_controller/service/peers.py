@@ -91,17 +91,30 @@ def authorize(
     """
     if peer.uid == 0:
         return None
+    return group_refusal(peer, group_name, "supervisor", "only root may act", lookup)
+
+
+def group_refusal(
+    peer: Peer,
+    group_name: str,
+    role: str,
+    until_created: str,
+    lookup: Callable[[str], Any] = grp.getgrnam,
+) -> str | None:
+    """None when `peer` is in the `role` group `group_name` (primary or supplementary, as
+    the kernel reported them at connect time), else why not, with what to do about it;
+    `until_created` says who may meanwhile when the group does not exist."""
     try:
         group = lookup(group_name)
     except KeyError:
         return (
-            f"the supervisor group {group_name!r} does not exist on this machine;"
-            " only root may act until it is created"
+            f"the {role} group {group_name!r} does not exist on this machine;"
+            f" {until_created} until it is created"
         )
     if peer.gid == group.gr_gid or group.gr_gid in peer.groups:
         return None
     return (
-        f"user {peer.user} (uid {peer.uid}) is not in the supervisor group {group_name!r};"
+        f"user {peer.user} (uid {peer.uid}) is not in the {role} group {group_name!r};"
         f" an administrator can add it (usermod -aG {group_name} {peer.user}), then log in again"
     )
 

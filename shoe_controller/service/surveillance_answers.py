@@ -19,7 +19,7 @@ from typing import Any
 
 from shoe_controller.service.config import Config
 from shoe_controller.service.control_requests import ControlError, optional_int
-from shoe_controller.service.peers import Peer, os_user_note
+from shoe_controller.service.peers import Peer, group_refusal, os_user_note
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import JournalError, RecordInvalid, StoredEvent
@@ -62,19 +62,12 @@ class SurveillanceDesk:
         own user (the companion runs as it), members of the surveillance group."""
         if peer.uid in (0, os.geteuid()):
             return None
-        name = self._settings.group
-        try:
-            group = self._lookup(name)
-        except KeyError:
-            return (
-                f"the surveillance group {name!r} does not exist on this machine; only root"
-                " and the controller's own user see the edges until it is created"
-            )
-        if peer.gid == group.gr_gid or group.gr_gid in peer.groups:
-            return None
-        return (
-            f"user {peer.user} (uid {peer.uid}) is not in the surveillance group {name!r};"
-            f" an administrator can add it (usermod -aG {name} {peer.user}), then log in again"
+        return group_refusal(
+            peer,
+            self._settings.group,
+            "surveillance",
+            "only root and the controller's own user see the edges",
+            self._lookup,
         )
 
     def hidden_from(self, peer: Peer) -> bool:
