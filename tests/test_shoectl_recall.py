@@ -28,19 +28,7 @@ from tests.control_support import (
     live_fixture,  # noqa: F401 - the `live` fixture
     open_shoe,
 )
-
-
-def shoectl(socket_path: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "shoe_controller.cli.shoectl", *args],
-        cwd=REPO,
-        env=cli_env(socket_path),
-        capture_output=True,
-        text=True,
-        timeout=GUARD_S,
-        check=False,
-    )
-
+from tests.test_shoectl import run_cli as shoectl
 
 # ---------------------------------------------------------------------- global options
 

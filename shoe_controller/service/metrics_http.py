@@ -13,6 +13,7 @@ import structlog
 from aiohttp import web
 
 from shoe_controller.service.config import listen_address
+from shoe_controller.service.http_site import serve
 
 log = structlog.get_logger("metrics")
 
@@ -38,14 +39,7 @@ class MetricsServer:
         app = web.Application()
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/", self._index)
-        runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1.0)
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, self.host, self.port, reuse_address=True).start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        self._runner = runner
+        self._runner = await serve(app, self.host, self.port)
         log.info("metrics", url=self.url)
 
     async def close(self) -> None:

@@ -29,6 +29,7 @@ from aiohttp import web
 from shoe_controller.game.board import Board
 from shoe_controller.game.roads import RoadError
 from shoe_controller.service.config import listen_address
+from shoe_controller.service.http_site import serve
 from shoe_controller.service.scoreboard.history import recent_events
 from shoe_controller.service.scoreboard.stream import KEEPALIVE, RETRY_MS, BoardStream
 from shoe_controller.store.journal import StoredEvent
@@ -114,17 +115,7 @@ class ScoreboardServer:
         app.router.add_get("/events", self._events)
         app.router.add_get("/board.json", self._board_json)
         app.router.add_get("/board.svg", self._board_svg)
-        runner = web.AppRunner(
-            app, handle_signals=False, access_log=None, handler_cancellation=True,
-            shutdown_timeout=1.0,
-        )  # fmt: skip
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, self.host, self.port, reuse_address=True).start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        self._runner = runner
+        self._runner = await serve(app, self.host, self.port, handler_cancellation=True)
         self._tasks = [
             asyncio.create_task(self._broadcast(), name="scoreboard-broadcast"),
             asyncio.create_task(self._keep_alive(), name="scoreboard-keepalive"),
