@@ -64,6 +64,35 @@ def test_a_second_opener_is_refused(tmp_path: Path) -> None:
         runner.stop()
 
 
+def test_read_ready_takes_what_waits_and_sees_a_hang_up(tmp_path: Path) -> None:
+    """The loop's read of a readable tty (issue 13: one read(2), never a wait): the bytes
+    waiting; b"" for a wake-up whose bytes were read already; the other end gone: an error."""
+    master, slave = os.openpty()
+    link = tmp_path / "shoe.tty"
+    link.symlink_to(os.ttyname(slave))
+    transport = SerialTransport(str(link))
+    transport.open()
+    os.close(slave)  # the transport holds its own descriptor
+    try:
+        fd = transport.readable_fd()
+        assert fd is not None
+        os.write(master, b"\x05\x01\x00")
+        deadline = time.monotonic() + GUARD
+        received = b""
+        while len(received) < 3 and time.monotonic() < deadline:
+            received += transport.read_ready()
+        assert received == b"\x05\x01\x00"
+        assert transport.read_ready() == b""  # nothing more: at once, not after a timeout
+        os.close(master)
+        master = -1
+        with pytest.raises(TransportError, match=r"shoe\.tty"):
+            transport.read_ready()
+    finally:
+        transport.close()
+        if master >= 0:
+            os.close(master)
+
+
 def test_a_shoe_over_a_real_pty(tmp_path: Path) -> None:
     runner = shoe_runner(tmp_path)
     connection, link, statuses = watched_connection(SerialTransport(runner.path))

@@ -95,6 +95,7 @@ class DeviceConnection(Generic[T]):
         self.stats = ConnectionStats()
         self._stopping = False
         self._wake: asyncio.Future[None] | None = None
+        self._readable = False  # the loop saw the port readable since the last read
         self._write_error: TransportError | None = None  # a failed send_now, for the session
 
     def wake(self) -> None:
@@ -191,9 +192,9 @@ class DeviceConnection(Generic[T]):
         last_activity = self.clock()
         frames_seen = self._frames_received()
         fd = self.transport.readable_fd()
-        readable = asyncio.Event()
         if fd is not None:
-            loop.add_reader(fd, readable.set)
+            self._readable = False
+            loop.add_reader(fd, self._on_readable)
         try:
             while not self._stopping:
                 self._raise_write_error()
@@ -206,7 +207,7 @@ class DeviceConnection(Generic[T]):
                 if self._wake is None or self._wake.done():
                     self._wake = loop.create_future()
                 if fd is not None:
-                    data = await self._read_when_readable(readable)
+                    data = await self._read_when_readable()
                 else:
                     if read_future is None:
                         read_future = loop.run_in_executor(pool, self.transport.read, READ_CHUNK)
@@ -246,18 +247,25 @@ class DeviceConnection(Generic[T]):
                 if read_future.done() and not read_future.cancelled():
                     read_future.exception()  # the session already ended for its own reason
 
-    async def _read_when_readable(self, readable: asyncio.Event) -> bytes:
+    def _on_readable(self) -> None:
+        # The reader callback wakes the session's own future: one loop turn from the byte's
+        # arrival to its read, where an Event waited on through asyncio.wait took three and
+        # a task per card (issue 13).
+        self._readable = True
+        self.wake()
+
+    async def _read_when_readable(self) -> bytes:
         """The bytes waiting once the port is readable (or b"" at the poll tick or a wake)."""
-        if not readable.is_set():
+        if not self._readable:
             assert self._wake is not None
-            ready = asyncio.ensure_future(readable.wait())
-            await asyncio.wait(
-                (ready, self._wake), timeout=self.poll_interval, return_when=asyncio.FIRST_COMPLETED
-            )
-            ready.cancel()
-        if not readable.is_set():
+            tick = asyncio.get_running_loop().call_later(self.poll_interval, self.wake)
+            try:
+                await self._wake
+            finally:
+                tick.cancel()
+        if not self._readable:
             return b""
-        readable.clear()
+        self._readable = False
         return self.transport.read_ready(READ_CHUNK)  # at once; TransportError ends the session
 
     def _raise_write_error(self) -> None:

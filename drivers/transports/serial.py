@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import select
 from typing import Any
 
@@ -78,20 +79,27 @@ class SerialTransport(Transport):
             raise TransportError(f"{self.url}: write failed: {exc}") from exc
 
     def read_ready(self, max_bytes: int = READ_CHUNK) -> bytes:
-        """The bytes waiting, without blocking the event loop: a readable tty with nothing
-        waiting is a hung-up one (TransportError), unless bytes came meanwhile."""
-        port = self._require_open()
+        """The bytes waiting, in one read(2) on the loop's thread (pyserial's tty is O_NONBLOCK
+        and raw, VMIN 0: no bytes read as b"" or EAGAIN). A wake-up for bytes already read
+        gives b""; a tty still readable with nothing to read, even at a second look (bytes
+        may have come between the two), or failing (EIO: the other end of a pty closed),
+        has hung up."""
+        fd = self.readable_fd()
+        if fd is None:  # closed, or a network URL: read() says which
+            return self.read(max_bytes)
+        data = self._read_fd(fd, max_bytes)
+        if not data and select.select([fd], [], [], 0)[0]:
+            data = self._read_fd(fd, max_bytes)
+            if not data:
+                raise TransportError(f"{self.url}: the port hung up")
+        return data
+
+    def _read_fd(self, fd: int, max_bytes: int) -> bytes:
         try:
-            waiting = port.in_waiting
-            if not waiting:
-                readable, _, _ = select.select([port.fd], [], [], 0)
-                if not readable:
-                    return b""  # woken for bytes already read
-                waiting = port.in_waiting
-                if not waiting:
-                    raise TransportError(f"{self.url}: the port hung up")
-            return bytes(port.read(min(waiting, max_bytes)))
-        except (serial.SerialException, OSError, ValueError, TypeError) as exc:
+            return os.read(fd, max_bytes)
+        except BlockingIOError:
+            return b""
+        except OSError as exc:
             raise TransportError(f"{self.url}: read failed: {exc}") from exc
 
     def readable_fd(self) -> int | None:
