@@ -114,16 +114,18 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(
     journal: Journal, tmp_path: Path
 ) -> None:
     journal.record({"type": "a"}, [event("x", 1, 1)], 1, {"scanner": {"boot_id": 1, "seq": 5}})
-    # another hand winds the seq counter back: the next record inserts its input row, then
-    # collides on seq 1 halfway through the transaction
+    # another hand takes seq 2 behind the journal's back: the next record inserts its input
+    # row, then collides on seq 2 halfway through the transaction
     tamper = sqlite3.connect(tmp_path / "journal.db", isolation_level=None)
-    tamper.execute("UPDATE journal SET last_seq = 0")
+    tamper.execute(
+        "INSERT INTO events (seq, input_no, type, at, data, chain) VALUES (2, 1, 'z', 1, '{}', '')"
+    )
     with pytest.raises(JournalError, match="UNIQUE"):
         journal.record({"type": "b"}, [event("y", 1, 1)], 1, {"scanner": {"boot_id": 1, "seq": 6}})
     assert journal.last_input() == 1  # the input row went with the rest
     assert journal.link_state("scanner") == {"boot_id": 1, "seq": 5}
-    assert [e.type for e in journal.events_after(0)] == ["x"]
-    tamper.execute("UPDATE journal SET last_seq = 1")
+    assert [e.type for e in journal.events_after(0)] == ["x", "z"]
+    tamper.execute("DELETE FROM events WHERE seq = 2")
     tamper.close()
     # the same call can simply be retried and gets the next seq
     assert [e.seq for e in journal.record({"type": "b"}, [event("y", 1, 1)], 1)] == [2]
@@ -801,10 +803,11 @@ def test_read_only_journal_says_so(tmp_path: Path) -> None:
 def test_errors_name_the_journal_file(journal: Journal, tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     journal.record({"type": "a"}, [event("x", 1, 1)], 1)
-    tampered(path, "UPDATE journal SET last_seq = 0")  # the next seq collides
+    taken = "INSERT INTO events (seq, input_no, type, at, data) VALUES (2, 1, 'z', 1, '{}')"
+    tampered(path, taken)  # the next seq collides
     with pytest.raises(JournalError, match=rf"^journal {path}: UNIQUE constraint failed"):
         journal.record({"type": "b"}, [event("y", 1, 1)], 1)
-    tampered(path, "UPDATE journal SET last_seq = 1", "DROP TABLE links")
+    tampered(path, "DELETE FROM events WHERE seq = 2", "DROP TABLE links")
     with pytest.raises(JournalError, match=rf"^journal {path}: no such table: links"):
         journal.link_states()
     with pytest.raises(JournalError, match=rf"^journal {path}: no such table: links"):

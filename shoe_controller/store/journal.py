@@ -100,9 +100,15 @@ class Journal(JournalReader):
         """Use `Journal.open()`; this only wraps an already checked connection."""
         super().__init__(connection, path, controller_id, read_only=read_only)
         self._clock = clock
-        # The link of the last record stored: the next record follows it (store/chain.py).
-        # Kept here, not read back per commit: this process is the journal's one writer.
-        self._chain_head: str = self._one("SELECT chain_head FROM journal")
+        # The link of the last record stored (the next record follows it: store/chain.py)
+        # and the last event seq and input number: kept here, not read back per commit,
+        # as this process is the journal's one writer.
+        ((head, last_seq, last_input),) = self._query(
+            "SELECT chain_head, last_seq, last_input FROM journal"
+        )
+        self._chain_head: str = head
+        self._last_seq: int = last_seq
+        self._last_input: int = last_input
         self._routes = dict(routes or {})
         # Each sink's last seq, kept here for the same reason as the chain's head; read by
         # the first write (a damaged file must still open, for its check to say so).
@@ -202,11 +208,8 @@ class Journal(JournalReader):
         now = float(self._clock())
         stored: list[StoredEvent] = []
         typed: list[tuple[int, str]] = []  # (seq, type) of each event, for the sinks
-        head = self._chain_head
+        head, last_seq, last_input = self._chain_head, self._last_seq, self._last_input
         with self._write() as conn:
-            last_seq, last_input = conn.execute(
-                "SELECT last_seq, last_input FROM journal"
-            ).fetchone()
             for input_type, input_body, rows, shoe in prepared:
                 last_input += 1
                 first_seq = last_seq + 1 if rows else None
@@ -259,7 +262,8 @@ class Journal(JournalReader):
             numbering = self._sinks_numbering(conn)
             sink_rows, sink_last = numbering.rows(typed)
             store_rows(conn, sink_rows, sink_last)
-        self._chain_head = head  # committed: the next record follows this one
+        # committed: the next record follows this one
+        self._chain_head, self._last_seq, self._last_input = head, last_seq, last_input
         numbering.last = sink_last
         self._numbering = numbering
         return stored
