@@ -48,7 +48,7 @@ ALLOWED: dict[str, frozenset[str]] = {
 # Outside libraries a layer must not import: the pure layers hold no CLI and do no I/O.
 _CLICK = frozenset({"click"})
 _IO = frozenset(
-    {"asyncio", "http", "httpx", "io", "logging", "os", "pathlib", "select", "selectors"}
+    {"asyncio", "h11", "http", "httpx", "io", "logging", "os", "pathlib", "select", "selectors"}
     | {"serial", "shutil", "signal", "socket", "sqlite3", "ssl", "structlog", "subprocess"}
     | {"tempfile", "threading", "urllib", "usb"}
 )
@@ -310,9 +310,12 @@ def test_odds_loads_numpy_but_not_the_daemon_or_simulators():
     assert not _loaded(modules, "drivers.sim")
 
 
-def test_the_daemon_loads_no_numpy():
+def test_the_daemon_loads_no_numpy_and_no_httpx():
+    # httpx and what it imports cost the daemon ~5 MB of RSS (issue 13): the table server's
+    # sink speaks HTTP through delivery/http_client.py (h11) instead.
     modules = _modules_loaded(f"import shoe_controller.cli.run\nimport {_DAEMON}")
-    assert not _loaded(modules, "numpy")
+    assert [prefix for prefix in ("numpy", "httpx") if _loaded(modules, prefix)] == []
+    assert _loaded(modules, "shoe_controller.delivery.push")  # the check looked
 
 
 def test_shoectl_loads_no_daemon_journal_or_heavy_library():

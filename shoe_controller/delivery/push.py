@@ -10,12 +10,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import ssl
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from shoe_controller.delivery import pushapi
+from shoe_controller.delivery.http_client import (
+    HttpClient,
+    HttpError,
+    HttpResponse,
+    HttpTimeout,
+    parse_base_url,
+)
 from shoe_controller.delivery.sink import Backoff, RetryableError, Sink
 from shoe_controller.delivery.tls import TlsConfigError, client_context
 from shoe_controller.store.journal import OutboxEvent
@@ -41,6 +47,12 @@ class PushConfig:
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be http:// or https://, not {self.base_url!r}")
+        try:
+            parse_base_url(self.base_url)  # what the sink connects with: refused now, not later
+        except ValueError as error:
+            raise ValueError(f"base_url {self.base_url!r}: {error}") from None
+        if not self.timeout_s > 0:  # nan too
+            raise ValueError(f"timeout_s must be above 0, not {self.timeout_s!r}")
         if not 1 <= self.batch_size <= pushapi.MAX_BATCH:
             raise ValueError(f"batch_size must be 1..{pushapi.MAX_BATCH}")
         if self.client_key is not None and self.client_cert is None:
@@ -58,7 +70,7 @@ class PushSink(Sink):
         super().__init__(name, outbox, backoff=config.backoff, **options)
         self._config = config
         self._key = pushapi.SigningKey.from_file(config.key_file)
-        self._client: httpx.AsyncClient | None = None
+        self._client: HttpClient | None = None
 
     @property
     def target(self) -> str:
@@ -67,25 +79,28 @@ class PushSink(Sink):
     def _batch_size(self) -> int:
         return self._config.batch_size
 
-    async def _http(self) -> httpx.AsyncClient:
+    async def _http(self) -> HttpClient:
         if self._client is None:
-            # Built in a thread: httpx loads the CA bundle for its SSL context (~0.4 s on a
-            # small PC), which would stall the loop, and with it the devices, at start-up.
-            self._client = await asyncio.to_thread(self._make_client)
+            # The TLS context is built in a thread: loading the CA bundle takes ~0.4 s on a
+            # small PC, which would stall the loop, and with it the devices, at start-up.
+            context = await asyncio.to_thread(tls_context, self._config)
+            self._client = HttpClient(
+                self._config.base_url, ssl_context=context, timeout_s=self._config.timeout_s
+            )
         return self._client
 
     async def _close(self) -> None:
         if self._client is not None:
-            await self._client.aclose()
+            await self._client.close()
             self._client = None
 
     async def _resync(self) -> None:
         client = await self._http()
-        url = self._config.base_url.rstrip("/") + pushapi.ack_path(self._config.table_id)
         headers = pushapi.signed_headers(self._key, self._config.controller_id, self._clock(), b"")
         del headers["Content-Type"]
-        response = await self._exchange(client.get(url, headers=headers))
-        if response.status_code != 200:
+        path = pushapi.ack_path(self._config.table_id)
+        response = await self._exchange(client, "GET", path, headers)
+        if response.status != 200:
             self._http_failure(response)
         self._accept(self._parse(response))
         self._succeeded()  # the server answers properly again: clears a fault raised on GET
@@ -97,16 +112,16 @@ class PushSink(Sink):
             self._config.controller_id, self._config.table_id, [e.to_wire() for e in batch]
         )
         headers = pushapi.signed_headers(self._key, self._config.controller_id, self._clock(), body)
-        url = self._config.base_url.rstrip("/") + pushapi.events_path(self._config.table_id)
-        response = await self._exchange(client.post(url, content=body, headers=headers))
-        if response.status_code == 200:
+        path = pushapi.events_path(self._config.table_id)
+        response = await self._exchange(client, "POST", path, headers, body)
+        if response.status == 200:
             before = self._confirmed
             self._accept(self._parse(response))
             if before is not None and self._confirmed is not None and self._confirmed <= before:
                 # a 200 that stored nothing would otherwise make us resend at full speed
                 raise RetryableError(f"200 without progress (acked_through {self._confirmed})")
             self._succeeded()
-        elif response.status_code == 409:
+        elif response.status == 409:
             acked = self._parse(response)
             self._log.warning("delivery.gap", sent_from=batch[0].seq, server_acked_through=acked)
             before = self._confirmed
@@ -117,24 +132,30 @@ class PushSink(Sink):
         else:
             self._http_failure(response)
 
-    async def _exchange(self, request: Any) -> httpx.Response:
+    async def _exchange(
+        self,
+        client: HttpClient,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes = b"",
+    ) -> HttpResponse:
+        """One request (the path follows base_url's); RetryableError when no answer came."""
         try:
-            return await request
-        except httpx.TimeoutException:
+            return await client.request(method, path, headers=headers, body=body)
+        except HttpTimeout:
             raise RetryableError("timeout") from None
-        except httpx.HTTPError as exc:
-            raise RetryableError(f"{type(exc).__name__}: {exc}") from None
-        except (ssl.SSLError, OSError) as exc:
-            raise RetryableError(f"{type(exc).__name__}: {exc}") from None
+        except HttpError as exc:
+            raise RetryableError(str(exc)) from None
 
-    def _parse(self, response: httpx.Response) -> int:
+    def _parse(self, response: HttpResponse) -> int:
         try:
-            return pushapi.parse_acked_through(response.content)
+            return pushapi.parse_acked_through(response.body)
         except ValueError as exc:
-            raise RetryableError(f"HTTP {response.status_code} with a bad body: {exc}") from None
+            raise RetryableError(f"HTTP {response.status} with a bad body: {exc}") from None
 
-    def _http_failure(self, response: httpx.Response) -> None:
-        status = response.status_code
+    def _http_failure(self, response: HttpResponse) -> None:
+        status = response.status
         if 400 <= status < 500:
             text = response.text[:200]
             hint = (
@@ -145,16 +166,6 @@ class PushSink(Sink):
             )
             self._raise_fault(f"http_{status}", f"table server refused: HTTP {status} {text}{hint}")
         raise RetryableError(f"HTTP {status}")
-
-    def _make_client(self) -> httpx.AsyncClient:
-        config = self._config
-        context = tls_context(config)
-        return httpx.AsyncClient(
-            verify=context if context is not None else True,
-            timeout=httpx.Timeout(config.timeout_s),
-            follow_redirects=False,
-            trust_env=False,  # a proxy from the environment must not see the table's traffic
-        )
 
 
 def tls_context(config: PushConfig) -> ssl.SSLContext | None:

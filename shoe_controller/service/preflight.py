@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-import httpx
 import serial
 
 from drivers.translate.registry import DeckRegistry, RegistryError
+from shoe_controller.delivery.http_client import parse_base_url
 from shoe_controller.delivery.pushapi import KeyFileError, SigningKey
 from shoe_controller.service import sinks
 from shoe_controller.service.config import Config, ConfigError, DeviceSection, ServerSection, load
@@ -96,9 +96,10 @@ def _check_sinks(config: Config) -> None:
                 _check_file(label, key, value, secret=key in secrets)
         if isinstance(sink, ServerSection):
             try:
-                httpx.URL(sink.url)  # what the sink parses: a last word on what urlsplit let by
-            except httpx.InvalidURL as error:
-                raise _fault(label, "url", sink.url, f"not a URL httpx can use ({error})") from None
+                parse_base_url(sink.url)  # what the sink connects with: a last word on urlsplit
+            except ValueError as error:
+                problem = f"not a URL the sink can use ({error})"
+                raise _fault(label, "url", sink.url, problem) from None
     try:
         sinks.check_secrets(config)  # what building the sinks reads: TLS, a password file
     except ValueError as error:
