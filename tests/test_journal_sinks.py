@@ -67,3 +67,51 @@ def test_every_sink_numbers_exactly_the_events_it_takes_gap_free_across_restarts
             assert journal.check() == []
         finally:
             journal.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs, st.sets(st.sampled_from(sorted(FILTERS)), min_size=1), st.data())
+def test_what_a_sink_takes_from_memory_is_what_it_would_read(
+    run: list[tuple[list[list[str]], bool]], names: set[str], data: st.DataObject
+) -> None:
+    """A sink that keeps up is handed the journal's latest events without a read (issue 13):
+    whatever it is handed, from wherever it stands, equals the read; its last seq likewise."""
+    routes = {name: FILTERS[name] for name in names}
+    with TemporaryDirectory() as directory:
+        path = Path(directory) / "journal.db"
+        journal = Journal.open(path, CONTROLLER, routes=routes)
+        try:
+            for commit, restart in run:
+                record(journal, commit)
+                for name in routes:
+                    last = journal.sink_last_seq(name)
+                    assert last == journal.sink_marks()[name].last_seq
+                    seq = data.draw(st.integers(0, last), label=f"{name} stands at")
+                    limit = data.draw(st.integers(1, 5), label="batch")
+                    recent = journal.recent_sink_events(name, seq, limit)
+                    if recent is not None:
+                        assert recent == journal.sink_events_after(name, seq, limit)
+                if restart:  # memory starts empty: everything is read again
+                    journal.close()
+                    journal = Journal.open(path, CONTROLLER, routes=routes)
+                    assert all(journal.recent_sink_events(n, 0, 5) is None for n in routes)
+        finally:
+            journal.close()
+
+
+def test_a_sink_that_keeps_up_is_handed_the_commit_and_nothing_pruned(tmp_path: Path) -> None:
+    journal = Journal.open(
+        tmp_path / "journal.db", CONTROLLER, routes={"server": FILTERS["server"]}
+    )
+    try:
+        record(journal, [["round.started", "card.dealt"]])
+        record(journal, [["card.dealt"]])
+        handed = journal.recent_sink_events("server", 1, 200)
+        assert handed is not None
+        assert [(item.seq, item.event.type) for item in handed] == [
+            (2, "card.dealt"), (3, "card.dealt")
+        ]  # fmt: skip
+        assert journal.recent_sink_events("server", 3, 200) == []  # up to date: nothing new
+        assert journal.recent_sink_events("nobody", 0, 200) is None
+    finally:
+        journal.close()

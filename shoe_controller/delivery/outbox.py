@@ -1,9 +1,11 @@
 """One sink's outbox in the journal: its events in its own seq order, and its mark.
 
-The batches are read on a connection and a thread of the outbox's own (issue 13): a read of
-200 events and their JSON is a millisecond or two, and on the loop it would be a millisecond
-the next card's ACK waits. The marks and the counters stay on the journal's connection:
-one-row statements, and a second writer would make the card's commit wait for its lock.
+A sink that keeps up takes the events the journal committed last from its memory, with no
+read (issue 13: a card's way to the table server). Older ones are read on a connection and a
+thread of the outbox's own: a read of 200 events and their JSON is a millisecond or two, and
+on the loop it would be a millisecond the next card's ACK waits. The marks stay on the
+journal's connection: one-row statements, and a second writer would make the card's commit
+wait for its lock.
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ class JournalOutbox:
         self._reader: Journal | None = None
 
     def last_seq(self) -> int:
-        return self._mark()[0]
+        return self._journal.sink_last_seq(self.sink)
 
     def delivered_through(self) -> int:
-        return self._mark()[1]
+        mark = self._journal.sink_marks().get(self.sink)
+        return 0 if mark is None else mark.delivered_through
 
     async def events_after(self, seq: int, limit: int) -> list[OutboxEvent]:
+        recent = self._journal.recent_sink_events(self.sink, seq, limit)
+        if recent is not None:
+            return recent
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._thread, self._read, seq, limit)
 
@@ -56,7 +62,3 @@ class JournalOutbox:
         if self._reader is not None:
             self._reader.close()
             self._reader = None
-
-    def _mark(self) -> tuple[int, int]:
-        mark = self._journal.sink_marks().get(self.sink)
-        return (0, 0) if mark is None else (mark.last_seq, mark.delivered_through)

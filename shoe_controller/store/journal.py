@@ -15,9 +15,11 @@ are re-exported here, where users import them from.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sqlite3
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -57,6 +59,7 @@ from shoe_controller.store.schema import connect
 from shoe_controller.store.transactions import transaction
 from shoe_controller.vocab.events import EventType
 
+RECENT_PER_SINK = 256  # a sink's latest events kept in memory (a batch is at most 200)
 SHOE_ENDED = str(EventType.SHOE_ENDED)  # marks a shoe as finished, for retention
 CONTROLLER_STARTED = "controller_started"  # the input whose `boot` is the boot counter
 
@@ -113,6 +116,9 @@ class Journal(JournalReader):
         # Each sink's last seq, kept here for the same reason as the chain's head; read by
         # the first write (a damaged file must still open, for its check to say so).
         self._numbering: Numbering | None = None
+        # Each sink's latest events as committed: a sink that keeps up takes them from here,
+        # with no read of the file (issue 13: the card's way to the table server).
+        self._recent = {sink: deque[OutboxEvent](maxlen=RECENT_PER_SINK) for sink in self._routes}
 
     # ------------------------------------------------------------------ opening
 
@@ -266,7 +272,28 @@ class Journal(JournalReader):
         self._chain_head, self._last_seq, self._last_input = head, last_seq, last_input
         numbering.last = sink_last
         self._numbering = numbering
+        if sink_rows:
+            by_seq = {event.seq: event for event in stored}
+            for sink, seq, event_seq in sink_rows:
+                self._recent[sink].append(OutboxEvent(seq, by_seq[event_seq]))
         return stored
+
+    def recent_sink_events(self, sink: str, seq: int, limit: int) -> list[OutboxEvent] | None:
+        """Up to `limit` of `sink`'s events after its seq `seq` from those this process
+        committed last (the same as sink_events_after would read), or None when they do not
+        reach back that far: then read them."""
+        recent = self._recent.get(sink)
+        if not recent or not recent[0].seq <= seq + 1 <= recent[-1].seq + 1:
+            return None
+        start = seq + 1 - recent[0].seq
+        return list(itertools.islice(recent, start, start + limit))
+
+    def sink_last_seq(self, sink: str) -> int:
+        """The last seq `sink` was given (0 for a sink this journal does not know)."""
+        if self._numbering is not None and sink in self._numbering.last:
+            return self._numbering.last[sink]
+        mark = self.sink_marks().get(sink)
+        return 0 if mark is None else mark.last_seq
 
     def mark_delivered(self, sink: str, through: int) -> None:
         """Store that `sink` confirmed its events through its seq `through` (it may go
@@ -307,6 +334,11 @@ class Journal(JournalReader):
         horizon = self._clock() - max_age_s
         with self._write() as conn:
             result = prune_before(conn, horizon, self._routes)
+        if result.events:
+            # What is no longer in the file is no longer handed out (a consumer that lost
+            # its data learns from the read that the journal cannot give it back).
+            for recent in self._recent.values():
+                recent.clear()
         if result.chain is not None and not result.chain.intact:
             self._chain_report = result.chain
         return result
