@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import shutil
 import signal
@@ -313,6 +314,11 @@ class Daemon:
         tasks.append(asyncio.create_task(self._housekeeping(), name="housekeeping"))
         lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
         tasks.append(lag)
+        # What start-up built (the modules, the rebuilt table) lives as long as the process:
+        # kept out of the cycle collector's sight, so that its full passes, which stop the
+        # loop and with it a card's ACK, stay short while dealing.
+        gc.collect()
+        gc.freeze()
         self._told_ready = self._notifier.ready(self.status_line()) or self._told_ready
         log.info("running", table=self.config.table.id, devices=sorted(self.devices))
         stop = asyncio.create_task(self._stop.wait(), name="stop")
