@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
-import httpx
+from shoe_controller.delivery.http_client import HttpClient
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -12,14 +13,25 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def http_round_trips(url: str, table_id: str, samples: int) -> list[float]:
-    """The baseline: GET .../ack on a kept-alive connection, as the publisher's client."""
+async def http_round_trips(
+    url: str, table_id: str, samples: int, pace_s: float = 0.0
+) -> list[float]:
+    """The baseline: GET .../ack on a kept-alive connection, through the very client the
+    table server's sink uses (delivery/http_client.py), so that what a card's way to the
+    server costs beyond it is the daemon's own; `pace_s` apart, as the cards come (an
+    exchange after a pause costs more than one straight after another: the machine idled)."""
     times = []
-    async with httpx.AsyncClient(base_url=url, trust_env=False) as client:
-        await client.get(f"/v1/tables/{table_id}/ack")  # connect once, like the publisher
+    client = HttpClient(url, ssl_context=None, timeout_s=10.0)
+    path = f"/v1/tables/{table_id}/ack"
+    try:
+        await client.request("GET", path, headers={})  # connect once, like the sink
         for _ in range(samples):
+            await asyncio.sleep(pace_s)
             start = time.perf_counter()
-            response = await client.get(f"/v1/tables/{table_id}/ack")
-            response.raise_for_status()
+            response = await client.request("GET", path, headers={})
+            if response.status != 200:
+                raise RuntimeError(f"GET {path}: HTTP {response.status}")
             times.append(time.perf_counter() - start)
+    finally:
+        await client.close()
     return times
