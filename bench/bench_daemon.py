@@ -353,9 +353,7 @@ def delivered_latencies(rig: TableRig, walls: dict[int, float]) -> list[float]:
                                  (TABLE_ID,)).fetchall())  # fmt: skip
     conn.close()
     return [
-        received[first_id[counter]] - wall
-        for counter, wall in walls.items()
-        if counter in first_id
+        received[first_id[counter]] - wall for counter, wall in walls.items() if counter in first_id
     ]
 
 
