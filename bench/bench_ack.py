@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         from bench_ack_stages import stages  # noqa: PLC0415 - after the processes are gone
 
-        stages(directory)
+        stages(directory, quick=args.quick)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return 0

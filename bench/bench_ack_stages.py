@@ -1,51 +1,74 @@
 """Where a card's time goes in the daemon, stage by stage, on the daemon's own parts in-process.
 
 read -> decode (the link: COBS, CRC, ARQ) -> translate (message to input) -> table (the
-procedures) -> commit (the journal, synchronous=FULL) -> ACK (the link's frame). Whatever
-bench_ack.py measures beyond the sum is waiting: the loop, threads, the pty.
+procedures) -> commit (the journal, synchronous=FULL) -> ACK (the link's frame); beside them
+the minimal host's own steps (decode, a one-row commit, ACK) on the same frames. Each is
+measured back to back and at the cards' paces (2/s, 100/s): on an idle machine every stage
+costs several times more after a pause (caches, the CPU's and the disk's wake-up), and the
+more a card does, the more that costs. Whatever bench_ack.py measures beyond the sum is
+waiting: the loop, the pty.
 
-Run: python bench/bench_ack_stages.py  (bench_ack.py runs it at the end)
+Run: python bench/bench_ack_stages.py [--quick]  (bench_ack.py runs it at the end)
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 import shutil
+import sqlite3
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from latency import percentile
 
 from drivers.translate.scanner import ScannerTranslator
 from drivers.wire.link import DeviceLink, HostLink, LinkConfig
-from drivers.wire.messages import Card, CardFlags, DeviceKind, Hello, Shoe, ShoeState
+from drivers.wire.messages import Card, CardFlags, DeviceKind, Hello, Message, Shoe, ShoeState
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
-from shoe_controller.vocab.inputs import input_to_json
 
 STAGES = ("decode", "translate", "table", "commit", "ack")
+PACES = {"back to back": 0.0, "100 cards/s": 0.01, "2 cards/s": 0.5}
+BURN_PHASE = 15  # SHOE loaded, the burn card and what it burns: fed first, not timed
+Times = dict[str, list[float]]
 
 
-def stages(directory: Path, cards: int = 400) -> None:
-    journal = Journal.open(directory / "stages.db", "tbl-stages")
-    controller = Controller(TableConfig(), journal)
-    shadow = Table(TableConfig())  # the same inputs, to time the procedures alone
-    device, host = DeviceLink(LinkConfig()), HostLink()
-    translator = ScannerTranslator()
-    device.start_session(Hello(DeviceKind.OPTICAL_SHOE, 7, "bench", "stages", "S1", "1.0"))
-    times: dict[str, list[float]] = {stage: [] for stage in STAGES}
+def frames(cards: int) -> list[Message]:
+    """SHOE loaded and the first cards of a shuffled 8-deck shoe: the burn phase, then
+    `cards` cards dealt into rounds (the ones timed)."""
     deck = [(rank, suit) for _ in range(8) for rank in range(1, 14) for suit in range(4)]
     random.Random(3).shuffle(deck)
-    messages = [Shoe(ShoeState.LOADED)] + [
-        Card(n + 1, CardFlags.NONE, rank, suit) for n, (rank, suit) in enumerate(deck[:cards])
-    ]
-    for message in [None, *messages]:
-        if message is not None:
-            device.send(message)
+    dealt = [Card(n + 1, CardFlags.NONE, rank, suit) for n, (rank, suit) in enumerate(deck)]
+    return [Shoe(ShoeState.LOADED), *dealt[: BURN_PHASE - 1 + cards]]
+
+
+def connected_links() -> tuple[DeviceLink, HostLink]:
+    device, host = DeviceLink(LinkConfig()), HostLink()
+    device.start_session(Hello(DeviceKind.OPTICAL_SHOE, 7, "bench", "stages", "S1", "1.0"))
+    for delivery in host.receive_data(device.bytes_to_send()):
+        host.ack(delivery.handle)
+    device.receive_data(host.bytes_to_send())
+    return device, host
+
+
+def daemon_stages(directory: Path, messages: list[Message], pace_s: float) -> Times:
+    """The daemon's parts: its link, translator, table and journal (Controller)."""
+    journal = Journal.open(directory / f"stages-{pace_s}.db", "tbl-stages")
+    controller = Controller(TableConfig(), journal)
+    shadow = Table(TableConfig())  # the same inputs, to time the procedures alone
+    translator = ScannerTranslator()
+    device, host = connected_links()
+    times: Times = {stage: [] for stage in STAGES}
+    for index, message in enumerate(messages):
+        device.send(message)
         frame = device.bytes_to_send()
+        timed = index >= BURN_PHASE
+        time.sleep(pace_s if timed else 0.0)
         t0 = time.perf_counter()
         deliveries = host.receive_data(frame)
         t1 = time.perf_counter()
@@ -61,28 +84,87 @@ def stages(directory: Path, cards: int = 400) -> None:
             host.ack(delivery.handle)
             device.receive_data(host.bytes_to_send())
             t5 = time.perf_counter()
-            if isinstance(delivery.message, Card):
+            if timed and isinstance(delivery.message, Card):
                 times["decode"].append(t1 - t0)
                 times["translate"].append(t2 - t1)
                 times["table"].append(t3 - t2)
                 times["commit"].append((t4 - t3) - (t3 - t2))  # submit = table + commit
                 times["ack"].append(t5 - t4)
-        _ = [input_to_json(item) for item in inputs]  # keep the loop honest about its inputs
     journal.close()
-    print("where a card's time goes (in-process, the daemon's parts; ms)")
-    total = 0.0
+    return times
+
+
+def minimal_stages(directory: Path, messages: list[Message], pace_s: float) -> Times:
+    """bench_ack.py's minimal host, step by step: decode, one row committed, ACK."""
+    db = sqlite3.connect(directory / f"minimal-{pace_s}.db", isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE inputs (n INTEGER PRIMARY KEY, body TEXT)")
+    device, host = connected_links()
+    times: Times = {stage: [] for stage in STAGES}
+    for index, message in enumerate(messages):
+        device.send(message)
+        frame = device.bytes_to_send()
+        timed = index >= BURN_PHASE
+        time.sleep(pace_s if timed else 0.0)
+        t0 = time.perf_counter()
+        deliveries = host.receive_data(frame)
+        t1 = time.perf_counter()
+        for delivery in deliveries:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO inputs (body) VALUES (?)", (repr(delivery.message),))
+            db.execute("COMMIT")
+            t2 = time.perf_counter()
+            host.ack(delivery.handle)
+            device.receive_data(host.bytes_to_send())
+            t3 = time.perf_counter()
+            if timed and isinstance(delivery.message, Card):
+                times["decode"].append(t1 - t0)
+                times["commit"].append(t2 - t1)
+                times["ack"].append(t3 - t2)
+    db.close()
+    return times
+
+
+def report(name: str, times: Times) -> float:
+    cells, total = [], 0.0
     for stage in STAGES:
-        p50 = percentile(times[stage], 0.5)
-        total += p50
-        print(
-            f"  {stage:<10} p50 {p50 * 1e3:7.3f}   p99 {percentile(times[stage], 0.99) * 1e3:7.3f}"
-        )
-    print(f"  {'sum':<10} p50 {total * 1e3:7.3f}")
+        if times[stage]:
+            p50 = percentile(times[stage], 0.5)
+            total += p50
+            cells.append(f"{stage} {p50 * 1e3:6.3f}")
+        else:
+            cells.append(f"{stage} {'-':>6}")
+    print(f"  {name:<28} {'  '.join(cells)}   sum {total * 1e3:6.3f}")
+    return total
+
+
+def stages(directory: Path, *, quick: bool = False) -> None:
+    cards = {0.0: 380, 0.01: 200, 0.5: 12 if quick else 40}
+    print("where a card's time goes, in-process, p50 ms (the daemon's parts; the minimal host's)")
+    for pace_name, pace_s in PACES.items():
+        messages = frames(cards[pace_s])
+        parts: list[tuple[str, Callable[[Path, list[Message], float], Times]]] = [
+            ("daemon", daemon_stages),
+            ("minimal host", minimal_stages),
+        ]
+        sums = [
+            report(f"{who}, {pace_name}", run(directory, messages, pace_s)) for who, run in parts
+        ]
+        print(f"    {'daemon / minimal host':<26} {sums[0] / sums[1]:5.2f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer samples at 2 cards/s")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="bench-stages-"))
+    try:
+        stages(work, quick=args.quick)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    work = Path(tempfile.mkdtemp(prefix="bench-stages-"))
-    try:
-        stages(work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    raise SystemExit(main())
