@@ -21,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from latency import percentile
 
@@ -56,12 +57,14 @@ def connected_links() -> tuple[DeviceLink, HostLink]:
     return device, host
 
 
-def daemon_stages(directory: Path, messages: list[Message], pace_s: float) -> Times:
-    """The daemon's parts: its link, translator, table and journal (Controller)."""
-    journal = Journal.open(directory / f"stages-{pace_s}.db", "tbl-stages")
-    controller = Controller(TableConfig(), journal)
-    shadow = Table(TableConfig())  # the same inputs, to time the procedures alone
-    translator = ScannerTranslator()
+# One card's handling after its frame is decoded: the stages it timed, by name (perf_counter
+# deltas), given the delivery and the moment the decode finished.
+Handler = Callable[[Any, float], dict[str, float]]
+
+
+def timed_frames(messages: list[Message], pace_s: float, handle: Handler) -> Times:
+    """Feed each frame through a host link, `pace_s` apart once the burn phase is over, and
+    time the decode and what `handle` says of each card after it."""
     device, host = connected_links()
     times: Times = {stage: [] for stage in STAGES}
     for index, message in enumerate(messages):
@@ -69,29 +72,52 @@ def daemon_stages(directory: Path, messages: list[Message], pace_s: float) -> Ti
         frame = device.bytes_to_send()
         timed = index >= BURN_PHASE
         time.sleep(pace_s if timed else 0.0)
-        t0 = time.perf_counter()
+        began = time.perf_counter()
         deliveries = host.receive_data(frame)
-        t1 = time.perf_counter()
+        decoded = time.perf_counter()
         for delivery in deliveries:
-            inputs = translator.translate(delivery.message, time.time())
-            t2 = time.perf_counter()
-            for item in inputs:
-                shadow.apply(item)
-            t3 = time.perf_counter()
-            state = {"scanner": {"session": delivery.handle.session_after.to_dict()}}
-            controller.submit_many(inputs, state)
-            t4 = time.perf_counter()
+            stages = handle(delivery, decoded)
             host.ack(delivery.handle)
             device.receive_data(host.bytes_to_send())
-            t5 = time.perf_counter()
             if timed and isinstance(delivery.message, Card):
-                times["decode"].append(t1 - t0)
-                times["translate"].append(t2 - t1)
-                times["table"].append(t3 - t2)
-                times["commit"].append((t4 - t3) - (t3 - t2))  # submit = table + commit
-                times["ack"].append(t5 - t4)
-    journal.close()
+                stages |= {
+                    "decode": decoded - began,
+                    "ack": time.perf_counter() - stages.pop("end"),
+                }
+                for stage, seconds in stages.items():
+                    times[stage].append(seconds)
     return times
+
+
+def daemon_stages(directory: Path, messages: list[Message], pace_s: float) -> Times:
+    """The daemon's parts: its link, translator, table and journal (Controller)."""
+    journal = Journal.open(directory / f"stages-{pace_s}.db", "tbl-stages")
+    controller = Controller(TableConfig(), journal)
+    shadow = Table(TableConfig())  # the same inputs, to time the procedures alone
+    translator = ScannerTranslator()
+
+    def handle(delivery: Any, decoded: float) -> dict[str, float]:
+        inputs = translator.translate(delivery.message, time.time())
+        translated = time.perf_counter()
+        for item in inputs:
+            shadow.apply(item)
+        applied = time.perf_counter()
+        controller.submit_many(
+            inputs, {"scanner": {"session": delivery.handle.session_after.to_dict()}}
+        )
+        stored = time.perf_counter()
+        table = applied - translated
+        return {
+            "translate": translated - decoded,
+            "table": table,
+            "commit": (stored - applied) - table,  # submit = table + commit
+            "end": stored,
+        }
+
+    try:
+        return timed_frames(messages, pace_s, handle)
+    finally:
+        journal.close()
 
 
 def minimal_stages(directory: Path, messages: list[Message], pace_s: float) -> Times:
@@ -100,30 +126,18 @@ def minimal_stages(directory: Path, messages: list[Message], pace_s: float) -> T
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
     db.execute("CREATE TABLE inputs (n INTEGER PRIMARY KEY, body TEXT)")
-    device, host = connected_links()
-    times: Times = {stage: [] for stage in STAGES}
-    for index, message in enumerate(messages):
-        device.send(message)
-        frame = device.bytes_to_send()
-        timed = index >= BURN_PHASE
-        time.sleep(pace_s if timed else 0.0)
-        t0 = time.perf_counter()
-        deliveries = host.receive_data(frame)
-        t1 = time.perf_counter()
-        for delivery in deliveries:
-            db.execute("BEGIN IMMEDIATE")
-            db.execute("INSERT INTO inputs (body) VALUES (?)", (repr(delivery.message),))
-            db.execute("COMMIT")
-            t2 = time.perf_counter()
-            host.ack(delivery.handle)
-            device.receive_data(host.bytes_to_send())
-            t3 = time.perf_counter()
-            if timed and isinstance(delivery.message, Card):
-                times["decode"].append(t1 - t0)
-                times["commit"].append(t2 - t1)
-                times["ack"].append(t3 - t2)
-    db.close()
-    return times
+
+    def handle(delivery: Any, decoded: float) -> dict[str, float]:
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT INTO inputs (body) VALUES (?)", (repr(delivery.message),))
+        db.execute("COMMIT")
+        stored = time.perf_counter()
+        return {"commit": stored - decoded, "end": stored}
+
+    try:
+        return timed_frames(messages, pace_s, handle)
+    finally:
+        db.close()
 
 
 def report(name: str, times: Times) -> float:

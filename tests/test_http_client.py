@@ -11,15 +11,14 @@ import asyncio
 import contextlib
 import dataclasses
 import re
-import shutil
 import socket
 import ssl
-import subprocess
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from delivery_support import make_pki
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -425,27 +424,8 @@ def test_a_streamed_body_over_the_limit_is_cut_off() -> None:
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A CA made for this test and a server certificate it signed for 127.0.0.1 only
-    (neither trustme nor cryptography is installed here: the openssl command makes them)."""
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to make test certificates")
-    directory = tmp_path_factory.mktemp("pki")
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
-
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=http client test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign")  # fmt: skip
-    run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=server")
-    (directory / "server.ext").write_text(
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
-    )
-    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "server.pem", "-days", "2",
-        "-extfile", "server.ext")  # fmt: skip
-    return {name: directory / name for name in ("ca.pem", "server.pem", "server.key")}
+    """A CA made for this test and a server certificate it signed for 127.0.0.1 only."""
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 def _server_context(pki: dict[str, Path]) -> ssl.SSLContext:

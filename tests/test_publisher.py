@@ -7,8 +7,6 @@ import contextlib
 import hashlib
 import hmac
 import json
-import shutil
-import subprocess
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -18,7 +16,7 @@ from typing import Any
 
 import pytest
 import structlog
-from delivery_support import CONTROLLER_ID, PATIENCE_S, SECRET, TABLE_ID, write_key
+from delivery_support import CONTROLLER_ID, PATIENCE_S, SECRET, TABLE_ID, make_pki, write_key
 
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.push import (
@@ -395,31 +393,6 @@ def test_configuration_is_checked() -> None:
         PushConfig(base_url="http://server", batch_size=201, **base)
     with pytest.raises(ValueError, match="backoff"):
         PushConfig(base_url="http://server", backoff=Backoff(5, 1), **base)
-
-
-def make_pki(directory: Path) -> dict[str, Path]:
-    """A test CA, a server certificate for 127.0.0.1 and a client certificate (openssl CLI)."""
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to make test certificates")
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
-
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign")  # fmt: skip
-    for name, usage, alt in (("server", "serverAuth", "IP:127.0.0.1"),
-                             ("client", "clientAuth", "DNS:tbl-07-shoe")):  # fmt: skip
-        run("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}")
-        (directory / f"{name}.ext").write_text(
-            f"subjectAltName={alt}\nbasicConstraints=CA:FALSE\nextendedKeyUsage={usage}\n"
-        )
-        run("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", f"{name}.pem", "-days", "2",
-            "-extfile", f"{name}.ext")  # fmt: skip
-    return {name: directory / name for name in (
-        "ca.pem", "server.pem", "server.key", "client.pem", "client.key")}  # fmt: skip
 
 
 def test_mutual_tls(tmp_path: Path) -> None:
