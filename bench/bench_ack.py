@@ -4,14 +4,15 @@ The question of issues 12 and 13: does the device's ACK (the card is on disk) wa
 anything but the commit? Measured in one run, real processes, the same pty frames:
   baseline  a minimal host written here: reads the frame, commits one row to SQLite (WAL,
             synchronous=FULL: the journal's own fsync), writes the ACK; nothing else;
+  card + session  the same, also storing what the ACK is numbered in (the link session as
+            the journal's links row, an input counter): the least a card's ACK stands for;
   alone     `shoe-controller run` with a table server answering at once;
   loaded    the table server answering each request after 200 ms, and 10 followers of the
             event stream on the control socket (as the live scoreboard's clients);
   hammered  150 clients asking `status` in a loop and 50 `events --follow` followers;
 each at 2 cards/s and at 100 cards/s, p50 and p99, with ratios: daemon / baseline (aim:
-p50 <= 1.5x, p99 <= 1.0x) and hammered / alone (aim: <= 1.2x). Then where a card's time
-goes inside the daemon, stage by stage (decode, table, commit, ACK), measured in-process on
-the same parts.
+p50 <= 1.5x, p99 <= 1.0x), hammered / alone (aim: <= 1.2x) and loaded / card + session.
+Then where a card's time goes (bench_ack_stages.py), stage by stage, in-process.
 
 Run: python bench/bench_ack.py [--quick]
 """
@@ -38,7 +39,7 @@ SLOW_SERVER_S = 0.2
 
 MINIMAL_HOST = textwrap.dedent(
     """
-    import os, sqlite3, sys, tty
+    import json, os, sqlite3, sys, tty
     from drivers.wire.link import HostLink
     fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
     tty.setraw(fd)
@@ -46,12 +47,20 @@ MINIMAL_HOST = textwrap.dedent(
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
     db.execute("CREATE TABLE IF NOT EXISTS inputs (n INTEGER PRIMARY KEY, body TEXT)")
+    db.execute("CREATE TABLE IF NOT EXISTS links (device TEXT PRIMARY KEY, state TEXT)")
+    db.execute("CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY, last INTEGER)")
+    db.execute("INSERT OR IGNORE INTO counter VALUES (1, 0)")
+    with_session = sys.argv[3] == "session"
     link = HostLink()
     print("ready", flush=True)
     while True:
         for delivery in link.receive_data(os.read(fd, 4096)):
             db.execute("BEGIN IMMEDIATE")
             db.execute("INSERT INTO inputs (body) VALUES (?)", (repr(delivery.message),))
+            if with_session:  # what the card's ACK stands for: the card, the ACK's session
+                session = json.dumps(delivery.handle.session_after.to_dict())
+                db.execute("INSERT OR REPLACE INTO links VALUES ('scanner', ?)", (session,))
+                db.execute("UPDATE counter SET last = last + 1")
             db.execute("COMMIT")
             link.ack(delivery.handle)
             out = link.bytes_to_send()
@@ -59,6 +68,9 @@ MINIMAL_HOST = textwrap.dedent(
                 os.write(fd, out)
     """
 )
+# The minimal hosts: the issue's (the card's row alone) and one that also stores what the
+# ACK is numbered in (the link session, as the journal's links row, and an input counter).
+MINIMAL_KINDS = {"baseline": "row", "card + session": "session"}
 
 # Control-socket clients in a process of their own: HAMMER threads ask `status` in a loop,
 # FOLLOW threads follow the event stream and read every line.
@@ -90,11 +102,14 @@ LOAD = textwrap.dedent(
 )
 
 
-def run_baseline(directory: Path, paced: int, fast: int) -> dict[str, tuple[float, float]]:
-    shoe = BenchShoe(directory / "baseline-shoe")
+def run_baseline(
+    directory: Path, paced: int, fast: int, name: str = "baseline"
+) -> dict[str, tuple[float, float]]:
+    tag = MINIMAL_KINDS[name]
+    shoe = BenchShoe(directory / f"{tag}-shoe")
     host = subprocess.Popen(
-        [sys.executable, "-c", MINIMAL_HOST, str(directory / "baseline-shoe"),
-         str(directory / "baseline.db")],
+        [sys.executable, "-c", MINIMAL_HOST, str(directory / f"{tag}-shoe"),
+         str(directory / f"{tag}.db"), tag],
         stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
     )  # fmt: skip
     try:
@@ -103,8 +118,8 @@ def run_baseline(directory: Path, paced: int, fast: int) -> dict[str, tuple[floa
         shoe.hello()
         shoe.load()
         return {
-            "2/s": describe("baseline at 2 cards/s", deal_phase(shoe, 2.0, paced)[0]),
-            "100/s": describe("baseline at 100 cards/s", deal_phase(shoe, 100.0, fast)[0]),
+            "2/s": describe(f"{name} at 2 cards/s", deal_phase(shoe, 2.0, paced)[0]),
+            "100/s": describe(f"{name} at 100 cards/s", deal_phase(shoe, 100.0, fast)[0]),
         }
     finally:
         host.kill()
@@ -175,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print("card -> ACK, real processes, same pty frames (ms)\n")
         base = run_baseline(directory, paced, fast)
+        session = run_baseline(directory, paced, fast, "card + session")
         alone = run_daemon(directory, "alone", paced, fast, slow=False, hammer=0, follow=0)
         loaded = run_daemon(directory, "loaded", paced, fast, slow=True, hammer=0, follow=10)
         hammered = run_daemon(directory, "hammered", paced, fast, slow=False, hammer=150, follow=50)
@@ -182,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         ratios("alone / baseline", alone, base)
         ratios("loaded / baseline (aim <= 1.5, 1.0)", loaded, base)
         ratios("hammered / alone (aim <= 1.2)", hammered, alone)
+        ratios("loaded / card + session", loaded, session)
         print()
         from bench_ack_stages import stages  # noqa: PLC0415 - after the processes are gone
 
