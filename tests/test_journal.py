@@ -748,9 +748,37 @@ def test_only_the_ack_mark_commits_without_waiting_for_the_disk(journal: Journal
     journal.record({"type": "card"}, [event("card.dealt", 1, 1)], 1)
     journal.prune(3600)
     assert "PRAGMA synchronous=NORMAL" not in statements  # inputs and prunes: durable
+    before = len(statements)
     journal.mark_delivered(SERVER, 1)
+    assert "COMMIT" not in statements[before:]  # noted, not written: no transaction of its own
+    journal.store_marks()
     assert statements.count("PRAGMA synchronous=NORMAL") == 1
     journal._conn.set_trace_callback(None)
+
+
+def test_a_mark_is_shown_at_once_and_stored_with_the_next_commit(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """Issue 13: a batch's confirmation rides on the next card's commit (or store_marks),
+    not a transaction of its own; sink_marks shows it at once; close stores it."""
+    deal(journal, 1, 1, cards=2)
+
+    def on_disk() -> int:
+        raw = sqlite3.connect(tmp_path / "journal.db")
+        try:
+            query = "SELECT delivered_through FROM sinks WHERE name = ?"
+            return raw.execute(query, (SERVER,)).fetchone()[0]
+        finally:
+            raw.close()
+
+    journal.mark_delivered(SERVER, 2)
+    assert journal.sink_marks()[SERVER].delivered_through == 2
+    assert on_disk() == 0
+    journal.record({"type": "card"}, [event("card.dealt", 1, 1)], 1)
+    assert on_disk() == 2
+    journal.mark_delivered(SERVER, 3)
+    journal.close()
+    assert on_disk() == 3
 
 
 def test_an_input_without_events_stores_no_first_seq(journal: Journal, tmp_path: Path) -> None:

@@ -205,6 +205,28 @@ def test_start_up_resync_asks_the_server_before_sending(setup: Setup) -> None:
     assert setup.held() == setup.expected()
 
 
+def test_what_the_server_confirmed_reaches_the_file_without_a_commit(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """Issue 13: a confirmation is noted in memory and rides on the next commit; with no
+    commit coming (the table quiet), the outbox stores it by itself shortly after."""
+    record(setup.journal, 2)
+    reader = Journal.open(tmp_path / "journal.db", None, read_only=True)
+
+    def on_disk() -> int:
+        return reader.sink_marks()[SERVER].delivered_through
+
+    async def scenario() -> None:
+        async with publishing(setup.journal, setup.config) as publisher:
+            await eventually(all_delivered(setup, publisher), "6 events acknowledged")
+            await eventually(lambda: on_disk() == 6, "the mark in the file")
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        reader.close()
+
+
 def test_a_409_makes_the_publisher_resend_from_the_servers_point(setup: Setup) -> None:
     record(setup.journal, 3)
 

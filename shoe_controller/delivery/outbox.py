@@ -5,15 +5,20 @@ read (issue 13: a card's way to the table server). Older ones are read on a conn
 thread of the outbox's own: a read of 200 events and their JSON is a millisecond or two, and
 on the loop it would be a millisecond the next card's ACK waits. The marks stay on the
 journal's connection: one-row statements, and a second writer would make the card's commit
-wait for its lock.
+wait for its lock. A confirmation is noted in the journal's memory and stored with the next
+commit (a card's, or the link's heartbeat's), or after MARKS_STORED_WITHIN_S when no commit
+came: no transaction of its own per batch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 
-from shoe_controller.store.journal import Journal, OutboxEvent
+from shoe_controller.store.journal import Journal, JournalError, OutboxEvent
+
+MARKS_STORED_WITHIN_S = 0.5  # a confirmation no commit took along is stored after this
 
 
 class JournalOutbox:
@@ -25,6 +30,7 @@ class JournalOutbox:
         # One thread: the reader's connection is made and used on it alone (sqlite3's rule).
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"outbox-{sink}")
         self._reader: Journal | None = None
+        self._storing: asyncio.TimerHandle | None = None
 
     def last_seq(self) -> int:
         return self._journal.sink_last_seq(self.sink)
@@ -42,9 +48,16 @@ class JournalOutbox:
 
     def mark_delivered(self, through: int) -> None:
         self._journal.mark_delivered(self.sink, through)
+        if self._storing is None:
+            loop = asyncio.get_running_loop()
+            self._storing = loop.call_later(MARKS_STORED_WITHIN_S, self._store_marks)
 
     def close(self) -> None:
-        """Close the reader's connection and end its thread (the sink stopped)."""
+        """Store what was confirmed, close the reader's connection and end its thread (the
+        sink stopped)."""
+        if self._storing is not None:
+            self._storing.cancel()
+            self._store_marks()
         self._thread.submit(self._close_reader).result()
         self._thread.shutdown()
 
@@ -57,6 +70,11 @@ class JournalOutbox:
             # connection would be resident memory for nothing (256 KB holds a batch).
             self._reader.limit_cache(256)
         return self._reader.sink_events_after(self.sink, seq, limit)
+
+    def _store_marks(self) -> None:
+        self._storing = None
+        with contextlib.suppress(JournalError):  # kept: the next commit stores them
+            self._journal.store_marks()
 
     def _close_reader(self) -> None:
         if self._reader is not None:

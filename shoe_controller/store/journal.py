@@ -15,6 +15,7 @@ are re-exported here, where users import them from.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import sqlite3
@@ -119,6 +120,7 @@ class Journal(JournalReader):
         # Each sink's latest events as committed: a sink that keeps up takes them from here,
         # with no read of the file (issue 13: the card's way to the table server).
         self._recent = {sink: deque[OutboxEvent](maxlen=RECENT_PER_SINK) for sink in self._routes}
+        self._pending_marks: dict[str, int] = {}  # marks noted, stored with the next commit
 
     # ------------------------------------------------------------------ opening
 
@@ -160,6 +162,11 @@ class Journal(JournalReader):
             raise
 
     def close(self) -> None:
+        """Store the marks noted (a journal that cannot is closed all the same: the sinks
+        are sent those events again), and close the file."""
+        if not self.read_only:
+            with contextlib.suppress(JournalError):
+                self.store_marks()
         self._conn.close()
 
     def __enter__(self) -> Journal:
@@ -268,6 +275,8 @@ class Journal(JournalReader):
             numbering = self._sinks_numbering(conn)
             sink_rows, sink_last = numbering.rows(typed)
             store_rows(conn, sink_rows, sink_last)
+            marks_stored = self._store_marks(conn)
+        self._stored_marks(marks_stored)
         # committed: the next record follows this one
         self._chain_head, self._last_seq, self._last_input = head, last_seq, last_input
         numbering.last = sink_last
@@ -296,25 +305,69 @@ class Journal(JournalReader):
         return 0 if mark is None else mark.last_seq
 
     def mark_delivered(self, sink: str, through: int) -> None:
-        """Store that `sink` confirmed its events through its seq `through` (it may go
-        down: a table server that lost data is sent them again)."""
+        """Note that `sink` confirmed its events through its seq `through` (it may go
+        down: a table server that lost data is sent them again).
+
+        Kept in memory (sink_marks() shows it at once) and stored with the next commit, a
+        card's or a heartbeat's (one row more, on a page that commit writes anyway), or by
+        store_marks(): a batch's confirmation costs no transaction of its own, so none can
+        be in the way when a card comes (issue 13). Not synced on its own either: losing
+        the last mark to a crash or a power cut only resends events the sink stores once
+        anyway (the table server by seq, a broker's consumer by message_id)."""
+        self._require_writable()
         if not isinstance(through, int) or isinstance(through, bool):
             raise RecordInvalid(f"delivered_through must be an int, not {through!r}")
-        # Not synced on its own: losing the last mark to a power cut only resends events the
-        # sink stores once anyway (the table server by seq, a broker's consumer by
-        # message_id); the next card's commit syncs it. One fsync less per batch.
+        last = self._known_last_seq(sink)
+        if last is None:
+            raise RecordInvalid(f"no sink named {sink!r} in this journal")
+        if not 0 <= through <= last:
+            raise RecordInvalid(
+                f"sink {sink}: delivered_through {through} outside 0..{last} (its last seq stored)"
+            )
+        self._pending_marks[sink] = through
+
+    def store_marks(self) -> None:
+        """Store the marks noted since the last commit, in a transaction of their own."""
+        if not self._pending_marks:
+            return
         with self._write(durable=False) as conn:
             numbering = self._sinks_numbering(conn)
-            row = conn.execute("SELECT last_seq FROM sinks WHERE name = ?", (sink,)).fetchone()
-            if row is None:
-                raise RecordInvalid(f"no sink named {sink!r} in this journal")
-            if not 0 <= through <= row[0]:
-                raise RecordInvalid(
-                    f"sink {sink}: delivered_through {through} outside 0..{row[0]}"
-                    " (its last seq stored)"
-                )
-            conn.execute("UPDATE sinks SET delivered_through = ? WHERE name = ?", (through, sink))
+            stored = self._store_marks(conn)
         self._numbering = numbering
+        self._stored_marks(stored)
+
+    def sink_marks(self) -> dict[str, SinkMark]:
+        """Every sink stored, by name, with the marks noted and not yet stored."""
+        stored = super().sink_marks()
+        for sink, through in self._pending_marks.items():
+            last = stored[sink].last_seq if sink in stored else self._known_last_seq(sink) or 0
+            stored[sink] = SinkMark(sink, last, through)
+        return stored
+
+    def _known_last_seq(self, sink: str) -> int | None:
+        """The last seq `sink` was given, 0 for a routed sink with no row yet, None for a
+        sink this journal does not know."""
+        if self._numbering is not None and sink in self._numbering.last:
+            return self._numbering.last[sink]
+        mark = super().sink_marks().get(sink)
+        if mark is not None:
+            return mark.last_seq
+        return 0 if sink in self._routes else None
+
+    def _store_marks(self, conn: sqlite3.Connection) -> dict[str, int]:
+        """Write the noted marks inside the caller's transaction (the sinks' rows exist:
+        _sinks_numbering made them); what was written, to forget once committed."""
+        marks_now = dict(self._pending_marks)
+        conn.executemany(
+            "UPDATE sinks SET delivered_through = ? WHERE name = ?",
+            [(through, sink) for sink, through in marks_now.items()],
+        )
+        return marks_now
+
+    def _stored_marks(self, stored: Mapping[str, int]) -> None:
+        for sink, through in stored.items():
+            if self._pending_marks.get(sink) == through:
+                del self._pending_marks[sink]
 
     def prune(self, max_age_s: float) -> PruneResult:
         """Delete whole shoes that ended more than `max_age_s` ago and every sink has.
@@ -333,7 +386,10 @@ class Journal(JournalReader):
             return PruneResult(shoes=(), inputs=0, events=0, chain=known)
         horizon = self._clock() - max_age_s
         with self._write() as conn:
+            self._sinks_numbering(conn)
+            marks_stored = self._store_marks(conn)  # what the sinks have decides what goes
             result = prune_before(conn, horizon, self._routes)
+        self._stored_marks(marks_stored)
         if result.events:
             # What is no longer in the file is no longer handed out (a consumer that lost
             # its data learns from the read that the journal cannot give it back).
@@ -357,6 +413,9 @@ class Journal(JournalReader):
     def _write(self, *, durable: bool = True) -> AbstractContextManager[sqlite3.Connection]:
         """BEGIN IMMEDIATE ... COMMIT: the write lock is taken up front; `durable` as in
         transactions.transaction()."""
+        self._require_writable()
+        return transaction(self._conn, self.path, "BEGIN IMMEDIATE", durable=durable)
+
+    def _require_writable(self) -> None:
         if self.read_only:
             raise JournalError(f"journal {self.path} is open read-only")
-        return transaction(self._conn, self.path, "BEGIN IMMEDIATE", durable=durable)
