@@ -36,6 +36,7 @@ from shoe_controller.service.control_requests import (
 from shoe_controller.service.peers import Peer, authorize, may_look, peer_of
 from shoe_controller.service.surveillance_answers import COMMANDS as SURVEILLANCE_COMMANDS
 from shoe_controller.service.surveillance_answers import is_surveillance
+from shoe_controller.store.journal import StoredEvent
 
 log = structlog.get_logger("control")
 
@@ -46,6 +47,7 @@ SOCKET_MODE = 0o660
 MAX_REQUEST_BYTES = 64 * 1024
 ROOT_RESERVE = 4  # connections root has beyond the cap: the pit boss's sudo shoectl gets in
 REFUSALS_LOGGED_EVERY_S = 60.0  # refused connections are counted and logged once a minute
+LINES_KEPT = 1024  # the latest events' follower lines kept, encoded once for every follower
 
 
 class ControlServer:
@@ -67,6 +69,7 @@ class ControlServer:
         self._turn = asyncio.Lock()  # requests are answered one at a time
         self._refused = 0  # connections refused since the last log line
         self._refusals_logged_at = 0.0
+        self._event_lines: dict[int, bytes] = {}  # the latest events' lines, by seq
 
     async def start(self) -> None:
         """Listen; a dead daemon's socket file is replaced. ControlError when another process
@@ -263,6 +266,7 @@ class ControlServer:
         subscription = service.subscribe(types)
         subscription.hide_surveillance = service.surveillance.hidden_from(peer)  # issue 15
         closed = asyncio.ensure_future(_until_eof(reader))
+        closed.add_done_callback(lambda _: subscription.wake())
         try:
             last = service.journal.last_seq()
             backlog = []
@@ -278,7 +282,6 @@ class ControlServer:
                 if _shown(event, subscription):
                     await _send(writer, {"event": event.to_wire()})
             while not closed.done():
-                subscription.wake.clear()
                 if subscription.behind is not None:
                     last = await self._catch_up(subscription, writer)
                     continue
@@ -287,16 +290,23 @@ class ControlServer:
                     if event.seq > last:
                         last = event.seq
                         if _shown(event, subscription):
-                            writer.write(_line({"event": event.to_wire()}))
+                            writer.write(self._event_line(event))
                 await writer.drain()
                 if subscription.pending or subscription.behind is not None:
                     continue
-                woken = asyncio.ensure_future(subscription.wake.wait())
-                await asyncio.wait({woken, closed}, return_when=asyncio.FIRST_COMPLETED)
-                woken.cancel()
+                await subscription.wait()
         finally:
             service.unsubscribe(subscription)
             closed.cancel()
+
+    def _event_line(self, event: StoredEvent) -> bytes:
+        """An event's line as every follower gets it, encoded once for all of them."""
+        line = self._event_lines.get(event.seq)
+        if line is None:
+            line = self._event_lines[event.seq] = _line({"event": event.to_wire()})
+            if len(self._event_lines) > LINES_KEPT:
+                del self._event_lines[next(iter(self._event_lines))]  # the oldest
+        return line
 
     async def _catch_up(self, subscription: Subscription, writer: asyncio.StreamWriter) -> int:
         """One batch from the journal for a follower behind; it follows live again once it
@@ -316,7 +326,7 @@ class ControlServer:
             pending.clear()
         for event in batch:
             if type_matches(event.type, subscription.types) and _shown(event, subscription):
-                writer.write(_line({"event": event.to_wire()}))
+                writer.write(self._event_line(event))
         await writer.drain()
         await asyncio.sleep(0)  # a long catch-up must not keep the devices waiting
         return last

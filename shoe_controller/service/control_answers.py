@@ -63,14 +63,29 @@ STATUS_FRESH_S = 0.25  # a status answer is reused this long unless new events w
 @dataclass(eq=False, slots=True)
 class Subscription:
     """A follower of the event stream: the events stored since it last wrote, handed over
-    by `publish` (one journal read for all followers: none), `wake` set when there are some.
-    `behind` is the seq it must catch up from in the journal when it fell too far behind."""
+    by `publish` (one journal read for all followers: none), and a wake-up when there are
+    some. `behind` is the seq it must catch up from in the journal when it fell too far
+    behind."""
 
     types: tuple[str, ...] = ()
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
     pending: deque[StoredEvent] = field(default_factory=deque)
     behind: int | None = None
     hide_surveillance: bool = False  # a follower outside the surveillance group (issue 15)
+    _waiter: asyncio.Future[None] | None = None
+
+    def wake(self) -> None:
+        """Resume the follower if it waits (new events, or its client left)."""
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def wait(self) -> None:
+        """Until the next wake(): a future of its own, not a task, as a follower waits
+        after every commit (issue 13: this work follows each card's ACK)."""
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
 
 
 class ControlService:
@@ -146,7 +161,7 @@ class ControlService:
                 if len(subscription.pending) > FOLLOWER_QUEUE_MAX:  # a slow reader
                     subscription.behind = subscription.pending[0].seq - 1
                     subscription.pending.clear()
-            subscription.wake.set()
+            subscription.wake()
 
     def subscribe(self, types: tuple[str, ...] = ()) -> Subscription:
         subscription = Subscription(types)
