@@ -188,7 +188,8 @@ def test_cards_rounds_commits_and_acks_follow_the_journal(live: tuple[TableRig, 
     assert value(page, "shoe_card_ack_seconds_bucket", device="scanner", le="+Inf") == (card_frames)
     assert value(page, "shoe_journal_commit_seconds_count") > card_frames  # + HELLO, started
     assert value(page, "shoe_journal_commit_seconds_sum") > 0
-    assert value(page, "shoe_loop_lag_seconds_count") > 0
+    # the loop's ticker notes its lateness every 0.1 s: a quick deal may end before its first
+    scraper.wait_for("a loop tick", lambda p: value(p, "shoe_loop_lag_seconds_count") > 0)
     assert value(page, "shoe_health_status") == 0
     assert value(page, "shoe_table_held") == 0
     assert value(page, "shoe_device_connected", device="scanner") == 1
