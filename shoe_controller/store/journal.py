@@ -299,10 +299,7 @@ class Journal(JournalReader):
 
     def sink_last_seq(self, sink: str) -> int:
         """The last seq `sink` was given (0 for a sink this journal does not know)."""
-        if self._numbering is not None and sink in self._numbering.last:
-            return self._numbering.last[sink]
-        mark = self.sink_marks().get(sink)
-        return 0 if mark is None else mark.last_seq
+        return self._known_last_seq(sink) or 0
 
     def mark_delivered(self, sink: str, through: int) -> None:
         """Note that `sink` confirmed its events through its seq `through` (it may go
@@ -355,8 +352,9 @@ class Journal(JournalReader):
         return 0 if sink in self._routes else None
 
     def _store_marks(self, conn: sqlite3.Connection) -> dict[str, int]:
-        """Write the noted marks inside the caller's transaction (the sinks' rows exist:
-        _sinks_numbering made them); what was written, to forget once committed."""
+        """Write the noted marks inside the caller's transaction; what was written, to
+        forget once committed. (A sink with no row yet has given nothing: its mark is 0,
+        as its row will start.)"""
         marks_now = dict(self._pending_marks)
         conn.executemany(
             "UPDATE sinks SET delivered_through = ? WHERE name = ?",
@@ -386,7 +384,6 @@ class Journal(JournalReader):
             return PruneResult(shoes=(), inputs=0, events=0, chain=known)
         horizon = self._clock() - max_age_s
         with self._write() as conn:
-            self._sinks_numbering(conn)
             marks_stored = self._store_marks(conn)  # what the sinks have decides what goes
             result = prune_before(conn, horizon, self._routes)
         self._stored_marks(marks_stored)
