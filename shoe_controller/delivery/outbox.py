@@ -3,11 +3,10 @@
 A sink that keeps up takes the events the journal committed last from its memory, with no
 read (issue 13: a card's way to the table server). Older ones are read on a connection and a
 thread of the outbox's own: a read of 200 events and their JSON is a millisecond or two, and
-on the loop it would be a millisecond the next card's ACK waits. The marks stay on the
-journal's connection: one-row statements, and a second writer would make the card's commit
-wait for its lock. A confirmation is noted in the journal's memory and stored with the next
-commit (a card's, or the link's heartbeat's), or after MARKS_STORED_WITHIN_S when no commit
-came: no transaction of its own per batch.
+on the loop it would be a millisecond the next card's ACK waits. A confirmation is noted in
+the journal's memory and written by the next commit (a card's, or the link's heartbeat's),
+or after MARKS_STORED_WITHIN_S when none came: no transaction of its own per batch, and on
+the journal's connection (a second writer would make the card's commit wait for its lock).
 """
 
 from __future__ import annotations
