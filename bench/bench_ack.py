@@ -7,8 +7,8 @@ anything but the commit? Measured in one run, real processes, the same pty frame
   card + session  the same, also storing what the ACK is numbered in (the link session as
             the journal's links row, an input counter): the least a card's ACK stands for;
   alone     `shoe-controller run` with a table server answering at once;
-  loaded    the table server answering each request after 200 ms, and 10 followers of the
-            event stream on the control socket (as the live scoreboard's clients);
+  loaded    the table server answering each request after 200 ms, and the live scoreboard
+            (`[scoreboard] listen`) with 10 clients reading its event stream;
   hammered  150 clients asking `status` in a loop and 50 `events --follow` followers;
 each at 2 cards/s and at 100 cards/s, p50 and p99, with ratios: daemon / baseline (aim:
 p50 <= 1.5x, p99 <= 1.0x), hammered / alone (aim: <= 1.2x) and loaded / card + session.
@@ -31,6 +31,7 @@ import urllib.request
 from pathlib import Path
 
 from bench_daemon import BenchShoe, Notify, deal_phase, describe, timed_start
+from bench_scoreboard import Clients, free_port
 
 from shoe_controller.testing.rig import RigOptions, TableRig
 
@@ -128,8 +129,18 @@ def run_baseline(
 
 
 def run_daemon(
-    directory: Path, name: str, paced: int, fast: int, *, slow: bool, hammer: int, follow: int
+    directory: Path,
+    name: str,
+    paced: int,
+    fast: int,
+    *,
+    slow: bool,
+    hammer: int,
+    follow: int,
+    pages: int = 0,
 ) -> dict[str, tuple[float, float]]:
+    """`pages` clients of the live scoreboard (`[scoreboard] listen`, bench_scoreboard's
+    event-stream readers), `follow` followers and `hammer` askers on the control socket."""
     work = directory / name
     work.mkdir()
     clients = {"max_connections": 250, "max_connections_per_user": 250}
@@ -139,14 +150,18 @@ def run_daemon(
     notify = Notify(work / "notify")
     shoe = BenchShoe(rig.port_of("shoe"))
     load = None
+    page_clients = None
+    port = free_port()
     try:
         rig.start_receiver()
         if slow:
             _post(rig, "/control/faults", {"mode": "slow", "delay_s": SLOW_SERVER_S})
-        rig.write_config()
+        rig.write_config(**({"scoreboard": {"listen": f"127.0.0.1:{port}"}} if pages else {}))
         shoe.hello()
         timed_start(rig, notify, shoe)
         shoe.load()
+        if pages:
+            page_clients = Clients("127.0.0.1", port, pages)
         if hammer or follow:
             load = subprocess.Popen(
                 [sys.executable, "-c", LOAD, str(work / "control.sock"), str(hammer),
@@ -161,6 +176,9 @@ def run_daemon(
             "100/s": describe(f"{name} at 100 cards/s", deal_phase(shoe, 100.0, fast)[0]),
         }
     finally:
+        if page_clients is not None:
+            page_clients.process.kill()
+            page_clients.process.wait()
         if load is not None:
             load.kill()
             load.wait()
@@ -192,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         base = run_baseline(directory, paced, fast)
         session = run_baseline(directory, paced, fast, "card + session")
         alone = run_daemon(directory, "alone", paced, fast, slow=False, hammer=0, follow=0)
-        loaded = run_daemon(directory, "loaded", paced, fast, slow=True, hammer=0, follow=10)
+        loaded = run_daemon(
+            directory, "loaded", paced, fast, slow=True, hammer=0, follow=0, pages=10
+        )
         hammered = run_daemon(directory, "hammered", paced, fast, slow=False, hammer=150, follow=50)
         print("\nratios")
         ratios("alone / baseline", alone, base)

@@ -76,9 +76,9 @@ CLIENT = textwrap.dedent(
 class Clients:
     """CLIENTS event-stream readers in their own process."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, count: int = CLIENTS) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", CLIENT, host, str(port), str(CLIENTS)],
+            [sys.executable, "-c", CLIENT, host, str(port), str(count)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
