@@ -127,6 +127,7 @@ class Sink(abc.ABC):
         )
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
+        self._idle_waiter: asyncio.Future[None] | None = None  # resolved by _set
         self._loop: asyncio.AbstractEventLoop | None = None
         self._confirmed: int | None = None  # what the consumer has, as it last told us
         self._persisted: int | None = None  # what the journal holds of that
@@ -161,9 +162,14 @@ class Sink(abc.ABC):
     def _set_soon(self, event: asyncio.Event) -> None:
         loop = self._loop
         if loop is None or _running_loop() is loop:
-            event.set()
+            self._set(event)
         else:
-            loop.call_soon_threadsafe(event.set)
+            loop.call_soon_threadsafe(self._set, event)
+
+    def _set(self, event: asyncio.Event) -> None:
+        event.set()
+        if self._idle_waiter is not None and not self._idle_waiter.done():
+            self._idle_waiter.set_result(None)
 
     @property
     def fault(self) -> SinkFault | None:
@@ -326,13 +332,15 @@ class Sink(abc.ABC):
         self._next_attempt_at = None
 
     async def _idle(self) -> None:
-        stop = asyncio.ensure_future(self._stopping.wait())
-        wake = asyncio.ensure_future(self._wake.wait())
+        """Until notify() or stop(): a future of its own, not two tasks, as a sink that
+        keeps up goes idle after every card (issue 13: this follows each card's ACK)."""
+        if self._wake.is_set() or self._stopping.is_set():
+            return
+        self._idle_waiter = asyncio.get_running_loop().create_future()
         try:
-            await asyncio.wait({stop, wake}, return_when=asyncio.FIRST_COMPLETED)
+            await self._idle_waiter
         finally:
-            stop.cancel()
-            wake.cancel()
+            self._idle_waiter = None
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
