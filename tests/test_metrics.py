@@ -28,6 +28,7 @@ from prometheus_client.openmetrics.parser import (
 from prometheus_client.parser import text_string_to_metric_families
 
 from shoe_controller.service.config import ConfigError, from_mapping
+from shoe_controller.service.devices import CardTimes
 from shoe_controller.service.looplag import LoopLag
 from shoe_controller.service.metrics import ACK_BUCKETS_S, DaemonMetrics, Histogram
 from shoe_controller.service.metrics_http import MetricsServer
@@ -186,6 +187,10 @@ def test_cards_rounds_commits_and_acks_follow_the_journal(live: tuple[TableRig, 
     card_frames = sum(1 for item in rig.records.journal_inputs() if item["type"] == "card")
     assert value(page, "shoe_card_ack_seconds_count", device="scanner") == card_frames
     assert value(page, "shoe_card_ack_seconds_bucket", device="scanner", le="+Inf") == (card_frames)
+    for stage in ("decode", "translate", "store", "ack"):  # where each card's time went
+        where = {"device": "scanner", "stage": stage}
+        assert value(page, "shoe_card_stage_seconds_count", **where) == card_frames
+        assert value(page, "shoe_card_stage_seconds_sum", **where) > 0
     assert value(page, "shoe_journal_commit_seconds_count") > card_frames  # + HELLO, started
     assert value(page, "shoe_journal_commit_seconds_sum") > 0
     # the loop's ticker notes its lateness every 0.1 s: a quick deal may end before its first
@@ -475,9 +480,18 @@ def test_the_hooks_fill_their_histograms() -> None:
     metrics = made_up(status_snapshot)
     observed = [0.0004, 0.003, 0.003, 0.08, 7.0]
     for seconds in observed:
-        metrics.observe_card_ack("scanner", seconds)
+        # a card's stages: what it took to ACK (translate + store + ack) is `seconds`
+        times = CardTimes(decode=0.00007, translate=0.0, store=seconds * 0.75, ack=seconds / 4)
+        metrics.observe_card_ack("scanner", times)
         metrics.observe_commit(seconds)
     page = samples(scrape(metrics))
+    stage = {"device": "scanner"}
+    assert value(page, "shoe_card_stage_seconds_count", **stage, stage="decode") == 5
+    assert value(page, "shoe_card_stage_seconds_bucket", **stage, stage="decode", le="0.0001") == 5
+    assert value(page, "shoe_card_stage_seconds_bucket", **stage, stage="decode", le="5e-05") == 0
+    assert value(page, "shoe_card_stage_seconds_sum", **stage, stage="store") == pytest.approx(
+        sum(observed) * 0.75
+    )
     for bound in ACK_BUCKETS_S:
         expected = sum(1 for seconds in observed if seconds <= bound)
         assert value(page, "shoe_card_ack_seconds_bucket", device="scanner", le=str(bound)) == (

@@ -96,6 +96,9 @@ class DeviceConnection(Generic[T]):
         self._stopping = False
         self._wake: asyncio.Future[None] | None = None
         self._readable = False  # the loop saw the port readable since the last read
+        # perf_counter when the bytes of the items being yielded were read (a card's first
+        # stage, for the daemon's timings)
+        self.read_at = 0.0
         self._write_error: TransportError | None = None  # a failed send_now, for the session
 
     def wake(self) -> None:
@@ -221,6 +224,7 @@ class DeviceConnection(Generic[T]):
                         finished, read_future = read_future, None
                         data = finished.result()  # TransportError ends the session
                 if data:
+                    self.read_at = time.perf_counter()
                     self.stats.bytes_in += len(data)
                     items = protocol.receive_data(data)
                     frames = self._frames_received()

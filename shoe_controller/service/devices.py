@@ -46,6 +46,29 @@ from shoe_controller.vocab.inputs import (
 log = structlog.get_logger("devices")
 
 
+@dataclass(frozen=True, slots=True)
+class CardTimes:
+    """Where one card's frame spent its time in the daemon, in seconds (issue 13)."""
+
+    decode: float  # the bytes read -> the link handing the frame over (COBS, CRC, ARQ)
+    translate: float  # the message -> the table's inputs
+    store: float  # the table's step and the journal's commit (its own histogram has the commit)
+    ack: float  # the ACK written to the port
+
+    @property
+    def to_ack(self) -> float:
+        """From the link handing the frame over to its ACK written."""
+        return self.translate + self.store + self.ack
+
+    def by_stage(self) -> tuple[tuple[str, float], ...]:
+        return (
+            ("decode", self.decode),
+            ("translate", self.translate),
+            ("store", self.store),
+            ("ack", self.ack),
+        )
+
+
 class StorageFailedError(Exception):
     """The controller could not store inputs; the device must not be ACKed."""
 
@@ -101,10 +124,10 @@ class DeviceRunner:
         clock: Callable[[], float] = time.time,
         usb_backend: Any = None,
         registry: DeckRegistry | None = None,
-        on_card_acked: Callable[[str, float], None] | None = None,
+        on_card_acked: Callable[[str, CardTimes], None] | None = None,
     ) -> None:
-        """`on_card_acked(device, seconds)` is told, for each frame that carried a card, how
-        long from the link handing it over to its ACK written (the metrics' histogram)."""
+        """`on_card_acked(device, times)` is told, for each frame that carried a card, where
+        its time went from its bytes read to its ACK written (the metrics' histograms)."""
         self.name = name
         self._on_card_acked = on_card_acked
         self.section = section
@@ -235,6 +258,7 @@ class DeviceRunner:
         inputs, identity = self._with_identity(
             self.translator.translate(delivery.message, now), now
         )
+        translated = time.perf_counter()
         try:
             self._store(inputs, self._link_state(delivery, identity))
         except StorageFailedError:
@@ -242,10 +266,17 @@ class DeviceRunner:
             self._link.release(delivery.handle)
             raise
         self._identity, self._announce = identity, False
+        stored = time.perf_counter()
         self._link.ack(delivery.handle)
         self.connection.send_now()  # the ACK first: the card is on disk, the shoe may go on
         if self._on_card_acked is not None and any(isinstance(i, CardDrawn) for i in inputs):
-            self._on_card_acked(self.name, time.perf_counter() - began)
+            times = CardTimes(
+                decode=began - self.connection.read_at,
+                translate=translated - began,
+                store=stored - translated,
+                ack=time.perf_counter() - stored,
+            )
+            self._on_card_acked(self.name, times)
 
     def send(self, message: Any) -> None:
         """Queue a command (INDICATE, STATUS_REQUEST, SHUFFLE) for a reference-protocol device."""

@@ -21,7 +21,7 @@ import bisect
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from prometheus_client import CollectorRegistry
@@ -41,6 +41,9 @@ from shoe_controller.service.looplag import LoopLag
 from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.events import EventType
 
+if TYPE_CHECKING:
+    from shoe_controller.service.devices import CardTimes
+
 log = structlog.get_logger("metrics")
 
 PREFIX = "shoe_"
@@ -48,6 +51,8 @@ PREFIX = "shoe_"
 COMMIT_BUCKETS_S = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 # A card's frame handed over by the link to its ACK written: the commit and the table's step.
 ACK_BUCKETS_S = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+# A card's stages (service/devices.CardTimes): tens of microseconds to a few milliseconds.
+STAGE_BUCKETS_S = (0.00005, 0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05, 0.25, 1.0)
 # How late the loop woke (LoopLag ticks ten times a second): a stall shows in the upper ones.
 LAG_BUCKETS_S = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 _LABEL = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
@@ -138,6 +143,7 @@ class DaemonMetrics(Collector):
         self.events = EventCounts()
         self.commit_time = Histogram(COMMIT_BUCKETS_S)
         self.card_ack_time: dict[str, Histogram] = {}
+        self.card_stage_time: dict[tuple[str, str], Histogram] = {}
         self.loop_lag_time = Histogram(LAG_BUCKETS_S)
         self.registry = CollectorRegistry()
         self.registry.register(self)
@@ -152,11 +158,16 @@ class DaemonMetrics(Collector):
     def observe_commit(self, seconds: float) -> None:
         self.commit_time.observe(seconds)
 
-    def observe_card_ack(self, device: str, seconds: float) -> None:
+    def observe_card_ack(self, device: str, times: CardTimes) -> None:
         histogram = self.card_ack_time.get(device)
         if histogram is None:
             histogram = self.card_ack_time[device] = Histogram(ACK_BUCKETS_S)
-        histogram.observe(seconds)
+        histogram.observe(times.to_ack)
+        for stage, seconds in times.by_stage():
+            stage_histogram = self.card_stage_time.get((device, stage))
+            if stage_histogram is None:
+                stage_histogram = self.card_stage_time[device, stage] = Histogram(STAGE_BUCKETS_S)
+            stage_histogram.observe(seconds)
 
     def observe_loop_lag(self, seconds: float) -> None:
         self.loop_lag_time.observe(seconds)
@@ -235,6 +246,15 @@ class DaemonMetrics(Collector):
         for device, histogram in sorted(self.card_ack_time.items()):
             ack.add_metric([device], histogram.buckets(), histogram.sum)
         yield ack
+        stages = HistogramMetricFamily(
+            PREFIX + "card_stage_seconds",
+            "Where a card's frame spent its time, by device and stage: decode (bytes read to"
+            " the link's hand-over), translate, store (the table and the commit), ack (written)",
+            labels=["device", "stage"],
+        )
+        for (device, stage), histogram in sorted(self.card_stage_time.items()):
+            stages.add_metric([device, stage], histogram.buckets(), histogram.sum)
+        yield stages
         lag = HistogramMetricFamily(
             PREFIX + "loop_lag_seconds", "How late the event loop woke, each tick (10 a second)"
         )
