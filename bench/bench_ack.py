@@ -12,7 +12,9 @@ anything but the commit? Measured in one run, real processes, the same pty frame
   hammered  150 clients asking `status` in a loop and 50 `events --follow` followers;
 each at 2 cards/s and at 100 cards/s, p50 and p99, with ratios: daemon / baseline (aim:
 p50 <= 1.5x, p99 <= 1.0x), hammered / alone (aim: <= 1.2x) and loaded / card + session.
-Then where a card's time goes (bench_ack_stages.py), stage by stage, in-process.
+Then where a card's time goes inside the daemon, from its own timestamps
+(shoe_card_stage_seconds and shoe_journal_commit_seconds on `[metrics]`, in one more run alone),
+and in-process, stage by stage (bench_ack_stages.py).
 
 Run: python bench/bench_ack.py [--quick]
 """
@@ -138,13 +140,19 @@ def run_daemon(
     hammer: int,
     follow: int,
     pages: int = 0,
+    stages_by_pace: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """`pages` clients of the live scoreboard (`[scoreboard] listen`, bench_scoreboard's
-    event-stream readers), `follow` followers and `hammer` askers on the control socket."""
+    event-stream readers), `follow` followers and `hammer` askers on the control socket.
+    With `stages_by_pace`, the daemon serves `[metrics]` and what its own histograms say
+    of each pace's cards is put there (mean seconds by stage)."""
     work = directory / name
     work.mkdir()
     clients = {"max_connections": 250, "max_connections_per_user": 250}
-    rig = TableRig(work, RigOptions(receiver_control=True, control=clients))
+    metrics_port = free_port()
+    metrics = {"listen": f"127.0.0.1:{metrics_port}"} if stages_by_pace is not None else {}
+    options = RigOptions(receiver_control=True, control=clients, metrics=metrics)
+    rig = TableRig(work, options)
     rig.key_file.write_text("bench secret\n")
     rig.key_file.chmod(0o600)
     notify = Notify(work / "notify")
@@ -171,10 +179,15 @@ def run_daemon(
             assert load.stdout is not None
             load.stdout.readline()
             shoe.pump_for(1.0)  # the clients connected and busy
-        return {
-            "2/s": describe(f"{name} at 2 cards/s", deal_phase(shoe, 2.0, paced)[0]),
-            "100/s": describe(f"{name} at 100 cards/s", deal_phase(shoe, 100.0, fast)[0]),
-        }
+        results = {}
+        for pace, rate, count in (("2/s", 2.0, paced), ("100/s", 100.0, fast)):
+            before = stage_sums(metrics_port) if stages_by_pace is not None else None
+            results[pace] = describe(
+                f"{name} at {pace[:-2]} cards/s", deal_phase(shoe, rate, count)[0]
+            )
+            if stages_by_pace is not None and before is not None:
+                stages_by_pace[pace] = stage_means(before, stage_sums(metrics_port))
+        return results
     finally:
         if page_clients is not None:
             page_clients.process.kill()
@@ -184,6 +197,50 @@ def run_daemon(
             load.wait()
         rig.close()
         shoe.close()
+
+
+STAGE_ORDER = ("decode", "translate", "table", "commit", "ack")
+
+
+def stage_sums(port: int) -> dict[str, tuple[float, float]]:
+    """(sum, count) of the daemon's card stage histograms and its commit histogram."""
+    from prometheus_client.parser import text_string_to_metric_families  # noqa: PLC0415
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    sums: dict[str, list[float]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name.startswith("shoe_card_stage_seconds_"):
+                key = sample.labels["stage"]
+            elif sample.name.startswith("shoe_journal_commit_seconds_"):
+                key = "commit"
+            else:
+                continue
+            kind = sample.name.rsplit("_", 1)[1]
+            if kind in ("sum", "count"):
+                sums.setdefault(key, [0.0, 0.0])[kind == "count"] += sample.value
+    return {key: (total, count) for key, (total, count) in sums.items()}
+
+
+def stage_means(
+    before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]]
+) -> dict[str, float]:
+    """Mean seconds per card by stage between two scrapes; `table` is the store stage less
+    the mean commit (the commit histogram counts every commit, heartbeats' too)."""
+    means = {}
+    for key, (total, count) in after.items():
+        old_total, old_count = before.get(key, (0.0, 0.0))
+        means[key] = (total - old_total) / max(count - old_count, 1.0)
+    means["table"] = max(0.0, means.get("store", 0.0) - means.get("commit", 0.0))
+    return means
+
+
+def print_stages(stages_by_pace: dict[str, dict[str, float]]) -> None:
+    print("\nwhere a card's time goes inside the daemon (its own timestamps, alone; mean ms)")
+    for pace, means in stages_by_pace.items():
+        cells = "  ".join(f"{stage} {means.get(stage, 0.0) * 1e3:6.3f}" for stage in STAGE_ORDER)
+        print(f"  at {pace:<6} {cells}")
 
 
 def _post(rig: TableRig, path: str, body: dict[str, object]) -> None:
@@ -210,6 +267,11 @@ def main(argv: list[str] | None = None) -> int:
         base = run_baseline(directory, paced, fast)
         session = run_baseline(directory, paced, fast, "card + session")
         alone = run_daemon(directory, "alone", paced, fast, slow=False, hammer=0, follow=0)
+        inside: dict[str, dict[str, float]] = {}
+        run_daemon(
+            directory, "alone, metrics", paced, fast, slow=False, hammer=0, follow=0,
+            stages_by_pace=inside,
+        )  # fmt: skip
         loaded = run_daemon(
             directory, "loaded", paced, fast, slow=True, hammer=0, follow=0, pages=10
         )
@@ -219,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         ratios("loaded / baseline (aim <= 1.5, 1.0)", loaded, base)
         ratios("hammered / alone (aim <= 1.2)", hammered, alone)
         ratios("loaded / card + session", loaded, session)
+        print_stages(inside)
         print()
         from bench_ack_stages import stages  # noqa: PLC0415 - after the processes are gone
 
