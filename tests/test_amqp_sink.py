@@ -223,10 +223,10 @@ def test_connections_refused_for_a_while_then_everything_arrives(
     async def refused(table: Table, sink: Sink, broker: Broker) -> None:
         table.feed(60)
         await until(lambda: sink.status().delivered_through, "the first events")
-        await asyncio.to_thread(broker.refuse_connections)  # open connections closed too
+        await asyncio.to_thread(broker.faults.refuse_connections)  # open connections closed too
         table.feed(100)
         await until(lambda: sink.status().consecutive_failures >= 2, "refused twice")
-        await asyncio.to_thread(broker.accept_connections)
+        await asyncio.to_thread(broker.faults.accept_connections)
 
     delivered_through_trouble(tmp_path, broker, key_file, refused)
 
@@ -238,7 +238,8 @@ def test_confirms_withheld_count_as_undelivered_until_they_come(
         table.feed(40)
         await until(delivered_all(sink), "the first events")
         before = sink.status().delivered_through
-        await asyncio.to_thread(broker.pause_confirms)  # the memory alarm: publishers blocked
+        # the memory alarm: publishers blocked
+        await asyncio.to_thread(broker.faults.pause_confirms)
         table.feed(40)
         status = await until(
             lambda: (s := sink.status()).consecutive_failures >= 1 and s, "a withheld confirm"
@@ -246,7 +247,7 @@ def test_confirms_withheld_count_as_undelivered_until_they_come(
         assert "withholds confirms" in status.last_error
         assert sink.status().delivered_through == before  # nothing counted without a confirm
         assert table.journal.sink_marks()[BROKER].delivered_through == before
-        await asyncio.to_thread(broker.resume_confirms)
+        await asyncio.to_thread(broker.faults.resume_confirms)
 
     delivered_through_trouble(tmp_path, broker, key_file, withheld, timeout_s=1.0)
 
@@ -311,11 +312,11 @@ def test_the_table_server_and_the_broker_never_hold_each_other_back(
     async def deliver() -> None:
         tasks = [await running(sink) for sink in table.sinks]
         # the broker withholds its confirms: the table server still gets every event
-        await asyncio.to_thread(broker.pause_confirms)
+        await asyncio.to_thread(broker.faults.pause_confirms)
         table.feed(150)
         await until(delivered_all(server), "the table server has everything")
         assert studio.status().backlog > 0
-        await asyncio.to_thread(broker.resume_confirms)
+        await asyncio.to_thread(broker.faults.resume_confirms)
         await until(delivered_all(studio), "the broker caught up")
         # the table server fails every request: the broker still gets every event
         receiver.set_faults(FaultPlan(mode="status", status=503))

@@ -118,7 +118,7 @@ def test_refused_for_a_while_then_accepted(broker: Broker) -> None:
 
     async def scenario() -> tuple[bool, int]:
         open_before = await aio_pika.connect(broker.url)
-        await asyncio.to_thread(broker.refuse_connections, 3.0)
+        await asyncio.to_thread(broker.faults.refuse_connections, 3.0)
         refused_now = port_refuses(broker.port)
         # The broker closed the connection that was open (connection.close 320, then EOF).
         while open_before.connected.is_set():
@@ -141,18 +141,18 @@ def test_refused_for_a_while_then_accepted(broker: Broker) -> None:
 
     assert refused_now
     assert failures >= 1
-    assert not broker.refusing
+    assert not broker.faults.refusing
     assert broker.cli.queue_messages(queue) == 1, "refusing must not lose what the queue holds"
 
 
 def test_refusal_until_told_and_heal(broker: Broker) -> None:
-    broker.refuse_connections()
+    broker.faults.refuse_connections()
     time.sleep(0.3)  # no timer: it stays refused until told otherwise
     assert port_refuses(broker.port)
-    assert broker.refusing
+    assert broker.faults.refusing
     broker.heal()
     assert not port_refuses(broker.port)
-    assert not broker.refusing
+    assert not broker.faults.refusing
 
 
 def test_paused_confirms_are_withheld_then_arrive(broker: Broker) -> None:
@@ -163,7 +163,7 @@ def test_paused_confirms_are_withheld_then_arrive(broker: Broker) -> None:
         async with connection:
             channel = await connection.channel(publisher_confirms=True)
             await channel.declare_queue(queue, durable=True)
-            await asyncio.to_thread(broker.pause_confirms)
+            await asyncio.to_thread(broker.faults.pause_confirms)
             message = aio_pika.Message(b"held", delivery_mode=aio_pika.DeliveryMode.PERSISTENT)
             confirm = asyncio.ensure_future(
                 channel.default_exchange.publish(message, routing_key=queue)
@@ -171,7 +171,7 @@ def test_paused_confirms_are_withheld_then_arrive(broker: Broker) -> None:
             await asyncio.sleep(HELD_S)
             confirmed_while_paused = confirm.done()
             queued_while_paused = await asyncio.to_thread(broker.cli.queue_messages, queue)
-            await asyncio.to_thread(broker.resume_confirms)
+            await asyncio.to_thread(broker.faults.resume_confirms)
             await asyncio.wait_for(confirm, PATIENCE_S)
             return confirmed_while_paused, queued_while_paused, broker.cli.queue_messages(queue)
 
@@ -180,7 +180,7 @@ def test_paused_confirms_are_withheld_then_arrive(broker: Broker) -> None:
     assert not confirmed_while_paused
     assert queued_while_paused == 0
     assert queued_after == 1
-    assert not broker.confirms_paused
+    assert not broker.faults.confirms_paused
 
 
 class RawAmqp:
@@ -248,11 +248,11 @@ def test_broker_itself_withholds_the_confirm(broker: Broker) -> None:
     asyncio.run(publish_confirmed(broker.url, queue, b"declares the queue"))
     client = RawAmqp(broker)
     try:
-        broker.pause_confirms()
+        broker.faults.pause_confirms()
         client.publish(queue, b"raw")
         while_paused = client.next_frame(HELD_S)
         queued_while_paused = broker.cli.queue_messages(queue)
-        broker.resume_confirms()
+        broker.faults.resume_confirms()
         after = client.expect(commands.Basic.Ack)
     finally:
         client.close()
@@ -300,7 +300,7 @@ def test_stop_leaves_no_process_and_no_directory() -> None:
         directory = own.directory
         assert own.beam_pid in tree
         assert len(tree) >= 2, "the VM and our epmd at least"
-        own.pause_confirms()  # stop() must not care about the state it finds
+        own.faults.pause_confirms()  # stop() must not care about the state it finds
     assert [pid for pid in tree if alive(pid)] == []
     assert not directory.exists()
 
