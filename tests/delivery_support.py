@@ -7,6 +7,7 @@ receiver's file against a journal.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import queue
@@ -44,6 +45,17 @@ def wait_until(predicate: Callable[[], Any], what: str, patience: float = PATIEN
         if time.monotonic() > deadline:
             raise AssertionError(f"gave up waiting for {what}")
         time.sleep(0.01)
+
+
+async def eventually(predicate: Callable[[], Any], what: str) -> Any:
+    """wait_until on the running loop: the code under test runs while it waits."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + PATIENCE_S
+    while not (value := predicate()):
+        if loop.time() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        await asyncio.sleep(0.005)
+    return value
 
 
 def write_key(directory: Path) -> Path:

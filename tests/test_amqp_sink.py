@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from broker_support import broker_fixture, unique_name  # noqa: F401
-from delivery_support import CONTROLLER_ID, PATIENCE_S, TABLE_ID, write_key
+from delivery_support import CONTROLLER_ID, PATIENCE_S, TABLE_ID, eventually, write_key
 
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp import HEADER_SEQ, AmqpConfig, AmqpSink
@@ -103,17 +103,6 @@ def consumer(broker: Broker, exchange: str, queue: str, *args: str) -> list[dict
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
-async def until(predicate: Callable[[], Any], what: str) -> Any:
-    """Wait for `predicate` (a safety net of PATIENCE_S, never a speed assertion)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + PATIENCE_S
-    while not (value := predicate()):
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-    return value
-
-
 def delivered_all(sink: Sink) -> Callable[[], bool]:
     def check() -> bool:
         status = sink.status()
@@ -147,7 +136,7 @@ def test_a_whole_shoe_reaches_the_consumers_queue_complete_and_in_order(
 
     async def deliver() -> None:
         task = await running(sink)
-        await until(delivered_all(sink), "the whole shoe confirmed")
+        await eventually(delivered_all(sink), "the whole shoe confirmed")
         await stopped(sink, task)
 
     asyncio.run(deliver())
@@ -190,7 +179,7 @@ def delivered_through_trouble(
         task = await running(sink)
         await trouble(table, sink, broker)
         table.feed()
-        await until(delivered_all(sink), "everything confirmed")
+        await eventually(delivered_all(sink), "everything confirmed")
         await stopped(sink, task)
 
     asyncio.run(deliver())
@@ -204,10 +193,10 @@ def test_the_broker_killed_and_restarted_mid_shoe_loses_nothing(
 ) -> None:
     async def killed(table: Table, sink: Sink, broker: Broker) -> None:
         table.feed(120)
-        await until(lambda: (sink.status().delivered_through or 0) > 50, "part of the shoe")
+        await eventually(lambda: (sink.status().delivered_through or 0) > 50, "part of the shoe")
         await asyncio.to_thread(broker.kill)  # SIGKILL mid-shoe, events in flight
         table.feed(150)  # dealing goes on while the broker is down
-        await until(lambda: sink.status().consecutive_failures >= 1, "a failed attempt")
+        await eventually(lambda: sink.status().consecutive_failures >= 1, "a failed attempt")
         assert sink.status().delivered_through < sink.status().last_seq
         await asyncio.to_thread(broker.restart)
 
@@ -222,10 +211,10 @@ def test_connections_refused_for_a_while_then_everything_arrives(
 ) -> None:
     async def refused(table: Table, sink: Sink, broker: Broker) -> None:
         table.feed(60)
-        await until(lambda: sink.status().delivered_through, "the first events")
+        await eventually(lambda: sink.status().delivered_through, "the first events")
         await asyncio.to_thread(broker.faults.refuse_connections)  # open connections closed too
         table.feed(100)
-        await until(lambda: sink.status().consecutive_failures >= 2, "refused twice")
+        await eventually(lambda: sink.status().consecutive_failures >= 2, "refused twice")
         await asyncio.to_thread(broker.faults.accept_connections)
 
     delivered_through_trouble(tmp_path, broker, key_file, refused)
@@ -236,12 +225,12 @@ def test_confirms_withheld_count_as_undelivered_until_they_come(
 ) -> None:
     async def withheld(table: Table, sink: Sink, broker: Broker) -> None:
         table.feed(40)
-        await until(delivered_all(sink), "the first events")
+        await eventually(delivered_all(sink), "the first events")
         before = sink.status().delivered_through
         # the memory alarm: publishers blocked
         await asyncio.to_thread(broker.faults.pause_confirms)
         table.feed(40)
-        status = await until(
+        status = await eventually(
             lambda: (s := sink.status()).consecutive_failures >= 1 and s, "a withheld confirm"
         )
         assert "withholds confirms" in status.last_error
@@ -263,7 +252,7 @@ def test_a_filter_that_matches_nothing_numbers_nothing_and_holds_nothing_back(
 
     async def deliver() -> None:
         task = await running(idle)
-        await until(lambda: idle.status().state == "idle", "nothing to send")
+        await eventually(lambda: idle.status().state == "idle", "nothing to send")
         await stopped(idle, task)
 
     asyncio.run(deliver())
@@ -314,14 +303,14 @@ def test_the_table_server_and_the_broker_never_hold_each_other_back(
         # the broker withholds its confirms: the table server still gets every event
         await asyncio.to_thread(broker.faults.pause_confirms)
         table.feed(150)
-        await until(delivered_all(server), "the table server has everything")
+        await eventually(delivered_all(server), "the table server has everything")
         assert studio.status().backlog > 0
         await asyncio.to_thread(broker.faults.resume_confirms)
-        await until(delivered_all(studio), "the broker caught up")
+        await eventually(delivered_all(studio), "the broker caught up")
         # the table server fails every request: the broker still gets every event
         receiver.set_faults(FaultPlan(mode="status", status=503))
         table.feed()
-        await until(delivered_all(studio), "the broker has everything")
+        await eventually(delivered_all(studio), "the broker has everything")
         assert server.status().backlog > 0
         for sink, task in zip(table.sinks, tasks, strict=True):
             await stopped(sink, task)
@@ -355,7 +344,7 @@ def test_a_broker_that_refuses_the_login_is_a_fault_for_a_person(
 
     async def attempt() -> None:
         task = await running(sink)
-        fault = await until(lambda: sink.status().fault, "a fault")
+        fault = await eventually(lambda: sink.status().fault, "a fault")
         assert fault.code == "amqp_access_refused"
         assert sink.status().delivered_through is None  # never connected: nothing confirmed
         await stopped(sink, task)

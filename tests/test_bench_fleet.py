@@ -5,28 +5,21 @@ publishes the very messages the AMQP sink publishes. No broker: the bench itself
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_support import bench_module
 
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp import HEADER_SEQ, AmqpConfig, AmqpSink
 from shoe_controller.delivery.outbox import JournalOutbox
 from shoe_controller.store.journal import Journal
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
 
 @pytest.fixture(scope="module")
 def fleet() -> ModuleType:
-    sys.path.insert(0, str(BENCH))  # the bench imports its sibling latency.py
-    try:
-        import bench_fleet  # noqa: PLC0415
-    finally:
-        sys.path.remove(str(BENCH))
-    return bench_fleet
+    return bench_module("bench_fleet")
 
 
 @pytest.mark.parametrize(("tables", "workers"), [(1, 2), (10, 2), (301, 2), (7, 3), (300, 4)])

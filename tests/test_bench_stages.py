@@ -5,26 +5,20 @@ real journal), and times every stage it has, card by card. No timing is asserted
 from __future__ import annotations
 
 import sqlite3
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_support import bench_module
 
 from shoe_controller.store.journal import Journal
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
 CARDS = 12
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    sys.path.insert(0, str(BENCH))  # the bench imports its sibling latency.py
-    try:
-        import bench_ack_stages  # noqa: PLC0415
-    finally:
-        sys.path.remove(str(BENCH))
-    return bench_ack_stages
+    return bench_module("bench_ack_stages")
 
 
 def test_the_daemons_parts_store_every_card_and_time_each_stage(

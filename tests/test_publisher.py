@@ -16,7 +16,15 @@ from typing import Any
 
 import pytest
 import structlog
-from delivery_support import CONTROLLER_ID, PATIENCE_S, SECRET, TABLE_ID, make_pki, write_key
+from delivery_support import (
+    CONTROLLER_ID,
+    PATIENCE_S,
+    SECRET,
+    TABLE_ID,
+    eventually,
+    make_pki,
+    write_key,
+)
 
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.push import (
@@ -45,17 +53,6 @@ def record(journal: Journal, inputs: int, per_input: int = 3, shoe: int = 1) -> 
             for i in range(per_input)
         ]  # fmt: skip
         journal.record({"type": "card", "n": n}, events, shoe)
-
-
-async def eventually(predicate: Callable[[], Any], what: str) -> Any:
-    """Safety net for waiting on real I/O; not a speed assertion."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + PATIENCE_S
-    while not (value := predicate()):
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await asyncio.sleep(0.005)
-    return value
 
 
 @contextlib.asynccontextmanager
