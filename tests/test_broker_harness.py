@@ -30,6 +30,7 @@ from pamqp import body, commands, frame, header  # aio-pika's own framing layer
 from pamqp.exceptions import UnmarshalingException
 
 from shoe_controller.testing.broker import Broker, BrokerError, missing
+from shoe_controller.testing.broker.cli import CLI_TIMEOUT_S
 
 PATIENCE_S = 60.0  # a safety net for waits, never a speed assertion
 HELD_S = 1.5  # how long a withheld confirm is watched for not arriving
@@ -141,6 +142,9 @@ def test_refused_for_a_while_then_accepted(broker: Broker) -> None:
 
     assert refused_now
     assert failures >= 1
+    # A client may connect in the moment between the port opening and the timer's thread
+    # noting it; the timed refusal must still end by itself within a CLI call's time.
+    broker.faults.wait_accepting(timeout=CLI_TIMEOUT_S)
     assert not broker.faults.refusing
     assert broker.cli.queue_messages(queue) == 1, "refusing must not lose what the queue holds"
 
