@@ -25,7 +25,7 @@ or a Player win.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -219,8 +219,9 @@ class DerivedRoad:
         }
 
 
-def column_lengths(results: Iterable[RoundResult]) -> list[int]:
-    """The big road's logical columns, their full lengths in order (ties ignored)."""
+def _growing_columns(results: Iterable[RoundResult]) -> Iterator[list[int]]:
+    """The big road's logical columns after each of its entries (ties ignored): their full
+    lengths in order, one list grown in place (copy what is kept)."""
     lengths: list[int] = []
     previous: str | None = None
     for result in results:
@@ -231,7 +232,15 @@ def column_lengths(results: Iterable[RoundResult]) -> list[int]:
         else:
             lengths.append(1)
             previous = result.winner
-    return lengths
+        yield lengths
+
+
+def column_lengths(results: Iterable[RoundResult]) -> list[int]:
+    """The big road's logical columns, their full lengths in order (ties ignored)."""
+    lengths: list[int] = []
+    for grown in _growing_columns(results):
+        lengths = grown
+    return list(lengths)
 
 
 def derived_entry(lengths: Sequence[int], k: int) -> str | None:
@@ -256,21 +265,8 @@ def derived_entry(lengths: Sequence[int], k: int) -> str | None:
 def derived_sequence(results: Iterable[RoundResult], k: int) -> list[str]:
     """The colours the road looking `k` columns back gets, one per big-road entry from its
     start on."""
-    lengths: list[int] = []
-    previous: str | None = None
-    sequence: list[str] = []
-    for result in results:
-        if result.winner == "tie":
-            continue
-        if result.winner == previous:
-            lengths[-1] += 1
-        else:
-            lengths.append(1)
-            previous = result.winner
-        entry = derived_entry(lengths, k)
-        if entry is not None:
-            sequence.append(entry)
-    return sequence
+    entries = (derived_entry(lengths, k) for lengths in _growing_columns(results))
+    return [entry for entry in entries if entry is not None]
 
 
 def derived_road(results: Iterable[RoundResult], k: int, rows: int = ROWS) -> DerivedRoad:
