@@ -348,13 +348,7 @@ class ControlService:
         return {"shoe": shoe, "total": total, "rounds": rounds}
 
     def _round(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        shoe = self._shoe_of(request)
-        number = optional_int(request, "round", low=0)
-        if number is None:
-            raise ControlError("bad_request", "round needs its number: {'round': N}")
-        events = self.journal.round_events(shoe, number)
-        if not events:
-            raise ControlError("not_found", f"shoe {shoe} has no round {number} in the journal")
+        shoe, number, events = self._round_asked(request, "round needs its number")
         view = self._controller.table.view()
         return {
             "shoe": shoe,
@@ -367,13 +361,7 @@ class ControlService:
         """A round's dispute file (store/export.py): its shoe from the start through the
         round, with the hash chain. A round still dealt in squeeze mode is refused: its
         inputs name cards not revealed yet (R15)."""
-        shoe = self._shoe_of(request)
-        number = optional_int(request, "round", low=0)
-        if number is None:
-            raise ControlError("bad_request", "export needs a round number: {'round': N}")
-        events = self.journal.round_events(shoe, number)
-        if not events:
-            raise ControlError("not_found", f"shoe {shoe} has no round {number} in the journal")
+        shoe, number, events = self._round_asked(request, "export needs a round number")
         procedures = self._config.procedures
         if procedures.squeeze and summarize_round(events, None)["status"] == "in_progress":
             raise ControlError(
@@ -446,6 +434,19 @@ class ControlService:
             found = [event for event in batch if type_matches(event.type, types)] + found
             end = start
         return found[-count:]
+
+    def _round_asked(
+        self, request: Mapping[str, Any], missing: str
+    ) -> tuple[int, int, list[StoredEvent]]:
+        """The shoe, the round number and the round's journaled events a request names."""
+        shoe = self._shoe_of(request)
+        number = optional_int(request, "round", low=0)
+        if number is None:
+            raise ControlError("bad_request", f"{missing}: {{'round': N}}")
+        events = self.journal.round_events(shoe, number)
+        if not events:
+            raise ControlError("not_found", f"shoe {shoe} has no round {number} in the journal")
+        return shoe, number, events
 
     def _shoe_of(self, request: Mapping[str, Any]) -> int:
         shoe = optional_int(request, "shoe", low=0)
