@@ -4,6 +4,8 @@ naming exactly the next event its filter takes, in the journal's order (issue 16
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -28,6 +30,28 @@ inputs = st.lists(st.lists(st.sampled_from(TYPES), max_size=4), min_size=1, max_
 runs = st.lists(st.tuples(inputs, st.booleans()), min_size=1, max_size=12)
 
 
+class Restartable:
+    """A journal in a directory of its own: `restart()` closes it and opens the file again."""
+
+    def __init__(self, path: Path, routes: dict[str, EventFilter]) -> None:
+        self.path, self.routes = path, routes
+        self.journal = Journal.open(path, CONTROLLER, routes=routes)
+
+    def restart(self) -> None:
+        self.journal.close()
+        self.journal = Journal.open(self.path, CONTROLLER, routes=self.routes)
+
+
+@contextmanager
+def restartable(routes: dict[str, EventFilter]) -> Iterator[Restartable]:
+    with TemporaryDirectory() as directory:
+        table = Restartable(Path(directory) / "journal.db", routes)
+        try:
+            yield table
+        finally:
+            table.journal.close()
+
+
 def record(journal: Journal, commit: list[list[str]]) -> None:
     steps = [
         (
@@ -46,27 +70,22 @@ def test_every_sink_numbers_exactly_the_events_it_takes_gap_free_across_restarts
     run: list[tuple[list[list[str]], bool]], names: set[str]
 ) -> None:
     routes = {name: FILTERS[name] for name in names}
-    with TemporaryDirectory() as directory:
-        path = Path(directory) / "journal.db"
-        journal = Journal.open(path, CONTROLLER, routes=routes)
-        try:
-            for commit, restart in run:
-                record(journal, commit)
-                if restart:  # the numbering goes on from what the file says
-                    journal.close()
-                    journal = Journal.open(path, CONTROLLER, routes=routes)
-            events = journal.events_after(0, 10**6)
-            marks = journal.sink_marks()
-            for name, takes in routes.items():
-                numbered = journal.sink_events_after(name, 0, 10**6)
-                assert [item.seq for item in numbered] == list(range(1, len(numbered) + 1))
-                assert [item.event for item in numbered] == [e for e in events if takes(e.type)]
-                assert all(item.to_wire()["id"] == item.event.id for item in numbered)
-                mark = marks.get(name)
-                assert (mark.last_seq if mark else 0) == len(numbered)
-            assert journal.check() == []
-        finally:
-            journal.close()
+    with restartable(routes) as table:
+        for commit, restart in run:
+            record(table.journal, commit)
+            if restart:  # the numbering goes on from what the file says
+                table.restart()
+        journal = table.journal
+        events = journal.events_after(0, 10**6)
+        marks = journal.sink_marks()
+        for name, takes in routes.items():
+            numbered = journal.sink_events_after(name, 0, 10**6)
+            assert [item.seq for item in numbered] == list(range(1, len(numbered) + 1))
+            assert [item.event for item in numbered] == [e for e in events if takes(e.type)]
+            assert all(item.to_wire()["id"] == item.event.id for item in numbered)
+            mark = marks.get(name)
+            assert (mark.last_seq if mark else 0) == len(numbered)
+        assert journal.check() == []
 
 
 @settings(max_examples=60, deadline=None)
@@ -77,26 +96,21 @@ def test_what_a_sink_takes_from_memory_is_what_it_would_read(
     """A sink that keeps up is handed the journal's latest events without a read (issue 13):
     whatever it is handed, from wherever it stands, equals the read; its last seq likewise."""
     routes = {name: FILTERS[name] for name in names}
-    with TemporaryDirectory() as directory:
-        path = Path(directory) / "journal.db"
-        journal = Journal.open(path, CONTROLLER, routes=routes)
-        try:
-            for commit, restart in run:
-                record(journal, commit)
-                for name in routes:
-                    last = journal.sink_last_seq(name)
-                    assert last == journal.sink_marks()[name].last_seq
-                    seq = data.draw(st.integers(0, last), label=f"{name} stands at")
-                    limit = data.draw(st.integers(1, 5), label="batch")
-                    recent = journal.recent_sink_events(name, seq, limit)
-                    if recent is not None:
-                        assert recent == journal.sink_events_after(name, seq, limit)
-                if restart:  # memory starts empty: everything is read again
-                    journal.close()
-                    journal = Journal.open(path, CONTROLLER, routes=routes)
-                    assert all(journal.recent_sink_events(n, 0, 5) is None for n in routes)
-        finally:
-            journal.close()
+    with restartable(routes) as table:
+        for commit, restart in run:
+            journal = table.journal
+            record(journal, commit)
+            for name in routes:
+                last = journal.sink_last_seq(name)
+                assert last == journal.sink_marks()[name].last_seq
+                seq = data.draw(st.integers(0, last), label=f"{name} stands at")
+                limit = data.draw(st.integers(1, 5), label="batch")
+                recent = journal.recent_sink_events(name, seq, limit)
+                if recent is not None:
+                    assert recent == journal.sink_events_after(name, seq, limit)
+            if restart:  # memory starts empty: everything is read again
+                table.restart()
+                assert all(table.journal.recent_sink_events(n, 0, 5) is None for n in routes)
 
 
 def test_a_sink_that_keeps_up_is_handed_the_commit_and_nothing_pruned(tmp_path: Path) -> None:
