@@ -35,7 +35,7 @@ from pathlib import Path
 from bench_daemon import BenchShoe, Notify, deal_phase, describe, timed_start
 from bench_scoreboard import Clients, free_port
 
-from shoe_controller.testing.rig import RigOptions, TableRig
+from shoe_controller.kit.rig import RigOptions, TableRig
 
 REPO = Path(__file__).resolve().parents[1]
 SLOW_SERVER_S = 0.2

@@ -52,7 +52,7 @@ from drivers.wire.messages import (
     ShoeState,
     StatusRequest,
 )
-from shoe_controller.testing.rig import TABLE_ID, RigOptions, TableRig
+from shoe_controller.kit.rig import TABLE_ID, RigOptions, TableRig
 
 DEALING_PACE = 2.0  # cards a second, a brisk dealer
 FAST_RATE = 100.0  # cards a second
@@ -301,7 +301,7 @@ def timed_start(
     with a shoe, to the ACK of the next card dealt (the table takes cards again)."""
     notify.drain()
     journal = rig.records.journal()
-    before = journal.last_seq() if journal is not None else 0
+    before = journal.reads.last_seq() if journal is not None else 0
     start = time.perf_counter()
     rig.start_daemon({"NOTIFY_SOCKET": str(notify.path)}, wait=False)
     ready = notify.wait_ready() - start
@@ -319,7 +319,8 @@ def timed_start(
 def _started(rig: TableRig, after_seq: int) -> bool:
     journal = rig.records.journal()
     return journal is not None and any(
-        event.type == "controller.started" for event in journal.events_after(after_seq, 10_000)
+        event.type == "controller.started"
+        for event in journal.reads.events_after(after_seq, 10_000)
     )
 
 
@@ -345,7 +346,7 @@ def delivered_latencies(rig: TableRig, walls: dict[int, float]) -> list[float]:
     journal = rig.records.journal()
     assert journal is not None
     first_id = {}  # by event id: the server's seq is its sink's, not the journal's
-    for step in journal.replay_steps(1):
+    for step in journal.reads.replay_steps(1):
         if step.input["type"] == "card" and step.events:
             first_id[step.input["counter"]] = step.events[0].id
     conn = sqlite3.connect(f"file:{rig.receiver_db}?mode=ro", uri=True)
@@ -451,7 +452,7 @@ def run(directory: Path, *, paced: int, fast: int, idle_s: float, starts: int) -
         print("\nrecovery (start -> READY, start -> controller.started stored)")
         journal = rig.records.journal()
         assert journal is not None
-        inputs = journal.last_input()
+        inputs = journal.reads.last_input()
         full = []
         for _ in range(starts):
             rig.kill_daemon()  # SIGKILL mid-shoe: the open shoe is replayed

@@ -4,7 +4,7 @@ Measures, in one run on this machine:
   1. `Journal.record()` of one input with 3 events (WAL, synchronous=FULL), p50/p99, against
      a bare SQLite INSERT+COMMIT with synchronous=OFF and one with WAL + synchronous=FULL;
   2. the latency from an event's commit to the receiver's ACK over loopback, at 10 and at
-     100 events per second (a real `shoe_controller.testing.receiver` process, storing durably),
+     100 events per second (a real `shoe_controller.kit.receiver` process, storing durably),
      against a bare HTTP round trip (GET .../ack) to the same server.
 
 Run: python bench/bench_delivery.py [--quick]
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import structlog
 from latency import http_round_trips, percentile
+from shoe_testkit.one_server import open_journal, server_sink
 
 from shoe_controller.delivery.push import PushConfig
 from shoe_controller.store.journal import Journal
-from shoe_controller.testing.one_server import open_journal, server_sink
 from shoe_controller.vocab.events import iso_time
 
 TABLE_ID = "07"
@@ -97,7 +97,7 @@ def commit_latencies(directory: Path, samples: int) -> dict[str, list[float]]:
 
 def start_receiver(directory: Path, key_file: Path) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "shoe_controller.testing.receiver", "--port", "0",
+        [sys.executable, "-m", "shoe_controller.kit.receiver", "--port", "0",
          "--db", str(directory / "receiver.db"), "--key-file", str(key_file),
          "--table-id", TABLE_ID],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -112,8 +112,8 @@ async def delivery(journal: Journal, config: PushConfig, rate: float, count: int
     committed: dict[int, float] = {}
     latencies: list[float] = []
     done = asyncio.Event()
-    pending_from = journal.last_seq() + 1
-    last = journal.last_seq() + count
+    pending_from = journal.reads.last_seq() + 1
+    last = journal.reads.last_seq() + count
 
     def acked(through: int) -> None:
         nonlocal pending_from

@@ -4,7 +4,7 @@ Issue 16's fleet bench. N simulated tables (N = 1, 10, 100, 300), each with its 
 file, its own real `AmqpSink` and its own broker connection, fed a perfect dealer's shoe
 through the real `Controller`; the tables are split over a few worker processes, each running
 its share on one asyncio loop. They publish to one private RabbitMQ node on 127.0.0.1
-(`shoe_controller.testing.broker`), into one durable classic queue bound to `table.#`.
+(`shoe_testkit.broker`), into one durable classic queue bound to `table.#`.
 Each table starts at its own point of the shoe (the shoe so far is committed and confirmed
 before the window, and is not timed), as the tables of a floor are. Two paces:
   pace  each table takes one input every 2-3 s (uniformly at random, random phase), the
@@ -57,15 +57,15 @@ from typing import Any
 import aio_pika
 import structlog
 from latency import percentile
+from shoe_testkit.broker import Broker, missing
+from shoe_testkit.perfect_dealer import deal_shoe
 
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp import HEADER_SEQ, AmqpConfig, AmqpSink
-from shoe_controller.delivery.outbox import JournalOutbox
+from shoe_controller.delivery.sink_backlog import SinkBacklog
 from shoe_controller.service.config import from_mapping
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
-from shoe_controller.testing.broker import Broker, missing
-from shoe_controller.testing.perfect_dealer import deal_shoe
 from shoe_controller.vocab.cards import Card, Suit
 from shoe_controller.vocab.inputs import Input
 
@@ -269,7 +269,7 @@ class SinkTable:
             # had sent it: the run starts mid-shoe without a catch-up storm before it.
             stored = self.controller.submit_many(inputs[: self._next])
             if stored:
-                self.journal.mark_delivered(SINK, stored[-1].seq)
+                self.journal.sinks.mark_delivered(SINK, stored[-1].seq)
                 self.ledger.preload(stored[-1].seq)
         config = AmqpConfig(
             url=spec.url,
@@ -280,7 +280,7 @@ class SinkTable:
             window=WINDOW,
         )
         self.sink = AmqpSink(
-            SINK, JournalOutbox(self.journal, SINK), config, on_delivered=self._delivered
+            SINK, SinkBacklog(self.journal, SINK), config, on_delivered=self._delivered
         )
         self._task: asyncio.Task[None] | None = None
         self._backlog = spec.backlog

@@ -18,9 +18,10 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
+from shoe_testkit.odds_reference import reference_analysis, rounds
+
 from shoe_controller.game.odds import Composition, analyse, main_outcome_counts
 from shoe_controller.game.rules import banker_draws, is_natural, player_draws
-from shoe_controller.testing.odds_reference import reference_analysis, rounds
 from shoe_controller.vocab.cards import parse_card
 
 SMALL_SHOE = "AS*2 AH 3D 4C 6S*2 7H 9D KC*2"  # the tests' rich shoe: every event happens

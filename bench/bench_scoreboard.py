@@ -32,8 +32,9 @@ from datetime import datetime
 from pathlib import Path
 
 from bench_daemon import BenchShoe, Notify, _started, deal_phase, describe
+from shoe_testkit.net import free_port
 
-from shoe_controller.testing.rig import RigOptions, TableRig
+from shoe_controller.kit.rig import RigOptions, TableRig
 
 CLIENTS = 10
 FAST_RATE = 100.0  # cards a second
@@ -97,18 +98,12 @@ class Clients:
         return [{int(k): v for k, v in arrivals.items()} for arrivals in result]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def event_times(rig: TableRig) -> dict[int, float]:
     journal = rig.records.journal()
     assert journal is not None
     return {
         event.seq: datetime.fromisoformat(event.at.replace("Z", "+00:00")).timestamp()
-        for event in journal.events_after(0, 1_000_000)
+        for event in journal.reads.events_after(0, 1_000_000)
     }
 
 
@@ -203,7 +198,7 @@ def run(directory: Path, *, blocks: int, fast_block: int, paced_block: int) -> N
               f" {len(gzip.compress(board))} gzipped")  # fmt: skip
         journal = rig.records.journal()
         assert journal is not None
-        alerts = [e for e in journal.events_after(0, 1_000_000) if e.type.endswith(".alert")]
+        alerts = [e for e in journal.reads.events_after(0, 1_000_000) if e.type.endswith(".alert")]
         if alerts:  # the numbers above are of a table that dealt: say so if it did not
             print(f"  warning: {len(alerts)} alerts, first {alerts[0].data}")
     finally:

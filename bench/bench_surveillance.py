@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from bench_daemon import BenchShoe, Notify, deal_phase, describe, timed_start
+from shoe_testkit.perfect_dealer import deal_shoe
 
+from shoe_controller.companion.companion import Analyst
 from shoe_controller.game.odds import analyse
 from shoe_controller.game.payouts import DEFAULT_PAY_TABLE
-from shoe_controller.service.surveillance import Analyst
+from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
-from shoe_controller.testing.perfect_dealer import deal_shoe
-from shoe_controller.testing.rig import RigOptions, TableRig
 from shoe_controller.vocab.cards import Card, Suit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -116,7 +116,7 @@ def run_table(
         )
         journal = rig.records.journal()
         assert journal is not None
-        steps = journal.replay_steps(1)
+        steps = journal.reads.replay_steps(1)
         firsts, event_at, lags, reports = [], {}, [], 0
         for step in steps:
             for event in step.events:

@@ -15,10 +15,11 @@ import random
 import time
 from collections.abc import Callable
 
+from shoe_testkit.perfect_dealer import DealtShoe, deal_shoe
+
 from shoe_controller.game.rules import next_position, outcome
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
-from shoe_controller.testing.perfect_dealer import DealtShoe, deal_shoe
 from shoe_controller.vocab.cards import Card, full_deck
 
 

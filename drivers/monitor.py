@@ -1,49 +1,32 @@
-"""The technician's device monitor: connect to one device and print every decoded input.
+"""The technician's device monitor: one device's every decoded input, as a record and a line.
 
-`shoe-controller monitor --protocol slp|beetek|linecode --port URL ...` (like gpsmon). It runs
-the port with the daemon's `DeviceConnection` (reads, silence watchdog, reconnect with backoff),
-decodes with the same link, adapters and translators as the daemon, and prints one line per
-input (with `--json` one JSON object per line, see docs/drivers.md "Monitor"), then the link's
-counters on exit (Ctrl-C, SIGTERM, `--count`, `--seconds`). Exit status 1 when the port never
-opened or was lost at the end.
-As the host it stores nothing, so it ACKs every reference-protocol frame at once; `--tap`
-listens only (a second port on the line, a spy) and writes nothing at all. `--hex` shows the
-raw bytes with their times beside the decoded frames. A port another program holds is named
-with its holder ("held by shoe-controller, pid N", from /proc/locks). Port URLs are pyserial's
-(`/dev/ttyUSB0`, `socket://host:port`, `rfc2217://...`) or `usb:VID:PID[:SERIAL]` (hex ids).
+`Monitor` runs a device built as the daemon builds it (drivers/session/parts.py: the same
+transport, link, adapters, translator rule and `DeviceConnection`, with its silence watchdog
+and reconnection with backoff) and hands each input to `emit(record, text)`: the JSON record
+(`input_record`) and one readable line (`describe`), then its counters (`statistics()`).
+As the host it stores nothing, so it ACKs every reference-protocol frame at once. A port
+another program holds is named with its holder (drivers/transports/port_holder.py); watched
+(`--hex`) or tapped (`--tap`) ports are drivers/transports/watched.py's. The command line is
+shoe_controller/cli/monitor.py (`shoe-controller monitor`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import math
-import os
 import signal
-import sys
-import threading
 import time
-from collections.abc import Callable, Iterable
-from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
-import click
-
-from drivers.adapters import DEFAULT_BAUD as ASCII_BAUD
-from drivers.adapters import TextAdapter
-from drivers.adapters.beetek import BeetekAdapter
-from drivers.adapters.linecode import LineCodeAdapter
-from drivers.translate.base import Translator
-from drivers.translate.registry import DeckRegistry, RegistryError
-from drivers.translate.scanner import KINDS, ScannerTranslator
-from drivers.translate.shuffler import ShufflerTranslator
-from drivers.transports.base import DEFAULT_BAUDRATE as SLP_BAUD
-from drivers.transports.base import READ_CHUNK, Transport
-from drivers.transports.connection import ConnectionStatus, DeviceConnection
-from drivers.transports.serial import SerialTransport
-from drivers.transports.usb import UsbTransport
+from drivers.session.parts import build_device
+from drivers.session.spec import SHUFFLER_KINDS, DeviceSpec, DeviceTimings
+from drivers.translate.registry import DeckRegistry
+from drivers.transports.base import Transport
+from drivers.transports.connection import ConnectionStatus
+from drivers.transports.port_holder import is_held_elsewhere, port_holder
+from drivers.transports.watched import WatchedTransport, Watcher
 from drivers.wire import messages as m
-from drivers.wire.link import HostLink
 from shoe_controller.vocab.inputs import (
     CardDrawn,
     CardsMissed,
@@ -54,10 +37,13 @@ from shoe_controller.vocab.inputs import (
     input_to_json,
 )
 
-PROTOCOLS = ("slp", "beetek", "linecode")
 CARD_FLAGS = ("face_up", "low_confidence", "multi", "burn", "foreign", "duplicate")
-SILENCE_TIMEOUT = 3.0  # PROTOCOL.md: a reference device is silent after 3 s without a frame
-BACKOFF_INITIAL, BACKOFF_MAX = 0.5, 10.0
+# PROTOCOL.md's silence and backoff; a person watches, so the port wakes up a little more often
+# than the daemon's.
+MONITOR_TIMINGS = DeviceTimings(poll_interval=0.02, read_timeout=0.05)
+SILENCE_TIMEOUT = MONITOR_TIMINGS.silence_timeout
+
+Emit = Callable[[dict[str, Any], str], None]  # (the JSON record, the line for a person)
 
 
 def input_record(item: Input) -> dict[str, Any]:
@@ -100,136 +86,6 @@ def describe(item: Input) -> str:
     return f"{stamp} {device} {text}".rstrip()
 
 
-Watcher = Callable[[str, bytes, float], None]  # (direction "rx"/"tx", bytes, unix time)
-
-
-class WatchedTransport(Transport):
-    """A transport whose bytes are shown as they pass (`--hex`), and whose writes can be held
-    back entirely (`--tap`: listen only, ACK nothing, never disturb the line)."""
-
-    def __init__(self, inner: Transport, *, watch: Watcher | None, tap: bool) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self._watch = watch
-        self.tap = tap
-        self.held_back = 0  # bytes the link would have sent, not written (tap)
-
-    @property
-    def is_open(self) -> bool:
-        return self.inner.is_open
-
-    def open(self) -> None:
-        self.inner.open()
-
-    def read(self, max_bytes: int = READ_CHUNK) -> bytes:
-        data = self.inner.read(max_bytes)
-        if data and self._watch is not None:
-            self._watch("rx", data, time.time())
-        return data
-
-    def write(self, data: bytes) -> None:
-        if self.tap:
-            self.held_back += len(data)
-            return
-        self.inner.write(data)
-        if data and self._watch is not None:
-            self._watch("tx", data, time.time())
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def readable_fd(self) -> int | None:
-        return self.inner.readable_fd()
-
-
-def hex_lines(direction: str, data: bytes, at: float, width: int = 16) -> list[str]:
-    """pyserial spy:// style: time, direction, offset, hex bytes, printable text."""
-    stamp = time.strftime("%H:%M:%S", time.localtime(at)) + f".{int(at * 1e6) % 1_000_000:06d}"
-    lines = []
-    for offset in range(0, len(data), width):
-        chunk = data[offset : offset + width]
-        text = "".join(chr(byte) if 32 <= byte < 127 else "." for byte in chunk)
-        lines.append(
-            f"{stamp} {direction.upper()} {offset:04x}  {chunk.hex(' '):<{width * 3 - 1}}  {text}"
-        )
-    return lines
-
-
-# ------------------------------------------------------------------ who holds a port
-
-
-def lock_holders(locks: Iterable[str], device: tuple[int, int, int]) -> list[int]:
-    """The pids holding a lock on the file `device` = (major, minor, inode) of the file system
-    it lives on, from the lines of /proc/locks (pyserial's exclusive open is a flock)."""
-    major, minor, inode = device
-    wanted = f"{major:02x}:{minor:02x}:{inode}"
-    pids = []
-    for line in locks:
-        fields = line.split()
-        if "->" in fields or len(fields) < 6:  # a waiter, not a holder
-            continue
-        if fields[5] == wanted and fields[4].isdigit():
-            pids.append(int(fields[4]))
-    return pids
-
-
-def program_name(argv: list[str], comm: str) -> str:
-    """How a person knows a process: shoe-controller (any of its ways to run), else its name."""
-    for index, arg in enumerate(argv):
-        base = os.path.basename(arg)
-        if base in ("shoe-controller", "shoectl"):
-            return base
-        if arg == "-m" and index + 1 < len(argv):
-            module = argv[index + 1]
-            if module.startswith("shoe_controller"):
-                return "shoe-controller"
-            if module.startswith("drivers"):
-                return f"shoe-controller ({module})"
-    return comm or "another program"
-
-
-def port_holder(url: str, proc: Path = Path("/proc")) -> str:
-    """`held by shoe-controller, pid 4242 (python -m shoe_controller.cli run ...)`, or what can
-    be said without /proc/locks naming anyone."""
-    try:
-        status = os.stat(url)
-        locks = (proc / "locks").read_text().splitlines()
-    except OSError:
-        return "held by another program"
-    device = (os.major(status.st_dev), os.minor(status.st_dev), status.st_ino)
-    holders = [pid for pid in lock_holders(locks, device) if pid != os.getpid()]
-    if not holders:
-        return (
-            "held by another program (no lock on it in /proc/locks; `fuser -v PORT` shows who"
-            " has it open)"
-        )
-    pid = holders[0]
-    try:
-        argv = (proc / str(pid) / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        comm = (proc / str(pid) / "comm").read_text().strip()
-    except OSError:
-        return f"held by pid {pid}"
-    argv = [arg for arg in argv if arg]
-    command = " ".join(argv)
-    if len(command) > 100:
-        command = command[:97] + "..."
-    return f"held by {program_name(argv, comm)}, pid {pid} ({command})"
-
-
-def open_transport(url: str, baud: int) -> Transport:
-    """`usb:VID:PID[:SERIAL]` (hex ids) or any pyserial URL."""
-    if url.startswith("usb:"):
-        parts = url.split(":")
-        if len(parts) not in (3, 4):
-            raise click.BadParameter(f"{url!r}: expected usb:VID:PID[:SERIAL]", param_hint="--port")
-        try:
-            vid, pid = int(parts[1], 16), int(parts[2], 16)
-        except ValueError:
-            raise click.BadParameter(f"{url!r}: VID and PID are hex", param_hint="--port") from None
-        return UsbTransport(vid, pid, serial_number=parts[3] if len(parts) == 4 else None)
-    return SerialTransport(url, baudrate=baud)
-
-
 class Monitor:
     """One device: a protocol object (link or adapter), its translator, a printer."""
 
@@ -241,7 +97,7 @@ class Monitor:
         kind: str | None,
         registry: DeckRegistry | None,
         device: str | None,
-        emit: Callable[[dict[str, Any], str], None],
+        emit: Emit,
         heartbeats: bool = False,
         silence_timeout: float = SILENCE_TIMEOUT,
         tap: bool = False,
@@ -260,30 +116,21 @@ class Monitor:
         self.types: dict[str, int] = {}
         self.last_error: str | None = None  # as shown in the last status line
         self._count: int | None = None
-        name = device or ("shuffler" if kind in ("shuffler", "shuffler_dealer") else "scanner")
-        self.device = name
-        self.link: HostLink | None = None
-        self.adapter: TextAdapter | None = None
-        if protocol == "slp":
-            self.link = HostLink()
-            if kind in ("rfid", "optical"):
-                self.translator: Translator = ScannerTranslator(
-                    device=name, registry=registry, kind=kind
-                )
-            else:  # a shuffler's translator also deals (kind 4), so it takes any device
-                self.translator = ShufflerTranslator(device=name, registry=registry, kind=kind)
-        else:
-            cls = BeetekAdapter if protocol == "beetek" else LineCodeAdapter
-            self.adapter = cls(device=name, kind=kind or "optical")
-        self.connection: DeviceConnection[Any] = DeviceConnection(
-            transport,
-            self.link if self.link is not None else self.adapter,
-            # the ASCII shoes send no heartbeat: quiet is not silence
-            silence_timeout=silence_timeout if self.link is not None else math.inf,
-            backoff_initial=BACKOFF_INITIAL,
-            backoff_max=BACKOFF_MAX,
-            on_status=self._on_status,
+        self.device = device or ("shuffler" if kind in SHUFFLER_KINDS else "scanner")
+        spec = DeviceSpec(
+            name=self.device,
+            address=transport.name,
+            protocol=protocol,
+            kind=kind,
+            timings=replace(MONITOR_TIMINGS, silence_timeout=silence_timeout),
         )
+        parts = build_device(
+            spec, registry=registry, transport=transport, on_status=self._on_status
+        )
+        self.link = parts.link
+        self.translator = parts.translator
+        self.adapter = parts.adapter
+        self.connection = parts.connection
 
     @property
     def transport(self) -> Transport:
@@ -319,7 +166,7 @@ class Monitor:
             "inputs": self.inputs,
             "by_type": dict(sorted(self.types.items())),
         }
-        if self.link is not None:
+        if self.link is not None and self.translator is not None:
             out["link"] = self.link.stats.as_dict()
             scanner = getattr(self.translator, "dealer", self.translator)
             out["translator"] = {
@@ -378,7 +225,7 @@ class Monitor:
             # Shown as a lost device, as always; the connected line already named the port.
             detail = detail.removeprefix(f"{self.transport.name}: ")
         self.last_error = detail
-        if status is ConnectionStatus.OPEN_FAILED and detail and _locked(detail):
+        if status is ConnectionStatus.OPEN_FAILED and detail and is_held_elsewhere(detail):
             held = f"{self.transport.name} is {port_holder(self.transport.name)}"
             self._status("open_failed", held, error=detail)
             return
@@ -387,6 +234,7 @@ class Monitor:
     def _message(self, message: m.Message) -> None:
         if isinstance(message, m.Heartbeat) and self.heartbeats:
             self.emit({"type": "heartbeat", "uptime_ms": message.uptime_ms}, "heartbeat")
+        assert self.translator is not None
         self._show(self.translator.translate(message, time.time()))
 
     def _show(self, items: list[Input]) -> None:
@@ -410,104 +258,3 @@ class Monitor:
         if error is not None:
             record["error"] = error
         self.emit(record, f"-- {status}: {detail}")
-
-
-def _locked(detail: str) -> bool:
-    """pyserial's words for a port another program holds (its exclusive open is a flock)."""
-    return "exclusively lock" in detail or "Resource temporarily unavailable" in detail
-
-
-def _printer(as_json: bool, out: TextIO) -> Callable[[dict[str, Any], str], None]:
-    lock = threading.Lock()  # `--hex` bytes may come from the reading thread
-
-    def emit(record: dict[str, Any], text: str) -> None:
-        with lock:
-            out.write((json.dumps(record, ensure_ascii=False) if as_json else text) + "\n")
-            out.flush()
-
-    return emit
-
-
-def _hex_watcher(emit: Callable[[dict[str, Any], str], None]) -> Watcher:
-    def watch(direction: str, data: bytes, at: float) -> None:
-        record = {"type": "bytes", "direction": direction, "at": at, "hex": data.hex()}
-        emit(record, "\n".join(hex_lines(direction, data, at)))
-
-    return watch
-
-
-def statistics_text(stats: dict[str, Any]) -> str:
-    """The counters for a person: one line per part, `name value` pairs."""
-    lines = [f"statistics: {stats['protocol']} on {stats['port']}"]
-    by_type = ", ".join(f"{name} {count}" for name, count in stats["by_type"].items())
-    lines.append(f"  {'inputs':<11}{stats['inputs']}" + (f" ({by_type})" if by_type else ""))
-    for part in ("connection", "link", "adapter", "translator", "tap"):
-        if part in stats:
-            pairs = ", ".join(f"{name} {value}" for name, value in stats[part].items())
-            lines.append(f"  {part:<11}{pairs}")
-    return "\n".join(lines)
-
-
-@click.command("monitor")
-@click.option("--protocol", type=click.Choice(PROTOCOLS), required=True, help="wire protocol")
-@click.option("--port", "url", required=True, help="pyserial URL or usb:VID:PID[:SERIAL]")
-@click.option("--kind", type=click.Choice(KINDS), help="device kind (SLP devices also say it)")
-@click.option(
-    "--registry",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="RFID deck registry directory (without it every UID is shown as foreign)",
-)
-@click.option("--baud", type=int, help=f"serial speed (default {SLP_BAUD} slp, {ASCII_BAUD} ASCII)")
-@click.option("--device", help="device name in the inputs (default scanner or shuffler)")
-@click.option("--json", "as_json", is_flag=True, help="one JSON object per line")
-@click.option("--heartbeats", is_flag=True, help="also print SLP heartbeats")
-@click.option("--tap", is_flag=True, help="listen only: write nothing, ACK nothing (a spy port)")
-@click.option("--hex", "show_hex", is_flag=True, help="also the raw bytes, with their times")
-@click.option("--count", type=click.IntRange(min=1), help="exit after COUNT inputs")
-@click.option("--seconds", type=click.FloatRange(min=0), help="exit after SECONDS")
-def monitor_command(
-    *,
-    protocol: str,
-    url: str,
-    kind: str | None,
-    registry: Path | None,
-    baud: int | None,
-    device: str | None,
-    as_json: bool,
-    heartbeats: bool,
-    tap: bool,
-    show_hex: bool,
-    count: int | None,
-    seconds: float | None,
-) -> None:
-    """Connect to one device and print every decoded input, one line each."""
-    deck_registry = None
-    if registry is not None:
-        try:
-            deck_registry = DeckRegistry.load(registry)
-        except RegistryError as error:
-            raise click.BadParameter(str(error), param_hint="--registry") from None
-    speed = baud or (SLP_BAUD if protocol == "slp" else ASCII_BAUD)
-    emit = _printer(as_json, sys.stdout)
-    monitor = Monitor(
-        protocol,
-        open_transport(url, speed),
-        kind=kind,
-        registry=deck_registry,
-        device=device,
-        emit=emit,
-        heartbeats=heartbeats,
-        tap=tap,
-        watch=_hex_watcher(emit) if show_hex else None,
-    )
-    try:
-        monitor.run(count=count, seconds=seconds)
-    finally:
-        stats = monitor.statistics()
-        emit(stats, statistics_text(stats))
-    if monitor.failed:
-        raise SystemExit(1)
-
-
-if __name__ == "__main__":
-    monitor_command()

@@ -2,7 +2,7 @@
 
 Deals N simulated 8-deck shoes (cut card 14 cards from the back: it comes out after card
 402, R2.1, R3.1) with the perfect dealer through the real table (`table.procedures.Table`),
-feeds the table's events to the surveillance companion's own analysis (`service.surveillance
+feeds the table's events to the surveillance companion's own analysis (`companion.companion
 .Analyst`: the exact edge of every bet after every round and after the burn, on the cards
 not seen) and counts, per bet: the shoes in which it was ever favoured, the rounds favoured,
 how deep (cards dealt) it first was, the largest edge, and what a player betting one unit
@@ -31,11 +31,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from shoe_testkit.perfect_dealer import deal_shoe  # noqa: E402
+
+from shoe_controller.companion.companion import Analyst  # noqa: E402
 from shoe_controller.game.payouts import DEFAULT_PAY_TABLE, Bet  # noqa: E402
-from shoe_controller.service.surveillance import Analyst  # noqa: E402
 from shoe_controller.table.config import TableConfig  # noqa: E402
 from shoe_controller.table.procedures import Table  # noqa: E402
-from shoe_controller.testing.perfect_dealer import deal_shoe  # noqa: E402
 from shoe_controller.vocab.cards import Card, Suit  # noqa: E402
 
 DECKS = 8

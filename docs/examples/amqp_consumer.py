@@ -1,6 +1,6 @@
 """A consumer of the controller's broker feed: its own durable queue, each event once, in order.
 
-docs/amqp.md explains it line by line; tests/test_amqp_sink.py runs it against a real broker.
+docs/amqp.md explains it line by line; tests/system/test_amqp_sink.py runs it against a real broker.
 
     python amqp_consumer.py --url amqp://user:pass@broker:5672/vhost --queue studio.feed \
         --bind 'table.*.round.*' --bind 'table.*.shoe.*' [--classic] [--until-seq N]

@@ -4,8 +4,10 @@ They speak PROTOCOL.md from the far side of a real pseudo-terminal or of pyusb's
 so the controller's drivers run unchanged against them.
 
 - ``devices``: the device models, sans-I/O (``ShoeSim``, ``ShufflerSim``,
-  ``ShufflerDealerSim``, ``make_device(SimConfig(...))``); scripted cards (``SimCard``, with
-  flags and counter gaps), line faults (``device.out_faults`` / ``in_faults``), ``reboot``.
+  ``ShufflerDealerSim``, ``make_device(SimConfig(...))``), each a ``SimDevice`` (base.py)
+  holding its mechanism (``DealingShoe`` in shoe.py, ``BatchShuffle`` and ``ShufflingDealer``
+  in shufflers.py); scripted cards (``SimCard``, with flags and counter gaps), line faults
+  (``device.out_faults`` / ``in_faults``), ``reboot``.
 - ``pty``: ``SimRunner(device, link_path=..., control_path=...)`` runs a device behind a pty,
   in a thread (``start()``/``stop()``, ``call(fn)``, ``execute(request)``) or in the calling
   thread (``run()``); ``unplug(seconds)`` closes the pty and reopens a new one at the same

@@ -16,7 +16,7 @@ from drivers.sim.base import SimConfig
 from drivers.sim.devices import make_device
 from drivers.sim.pty import SimRunner
 from drivers.sim.uids import write_registry
-from drivers.wire.link import LinkConfig
+from drivers.wire.link_state import LinkConfig
 from drivers.wire.messages import DeviceKind
 
 KINDS = {

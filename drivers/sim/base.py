@@ -1,7 +1,10 @@
 """What every simulated SLP device is (sans-I/O): its link, HELLO, heartbeats, faults, commands.
 
-The devices themselves: shoe.py (a dealing shoe), shufflers.py (a batch shuffler, a
-shuffler-dealer machine); `devices.make_device` picks one for a configuration.
+What a device does besides talking is a part it holds, its `Mechanism`: shoe.py's
+`DealingShoe` (a dealing shoe), shufflers.py's `BatchShuffle` and `ShufflingDealer` (a batch
+shuffler, a shuffler-dealer machine); the devices there (`ShoeSim`, `ShufflerSim`,
+`ShufflerDealerSim`) are a `SimDevice` with their mechanism, and `devices.make_device` picks
+one for a configuration.
 
 Each device owns a ``DeviceLink`` and behaves like the hardware PROTOCOL.md describes: HELLO
 on connect, HEARTBEAT every second while idle, answers to STATUS_REQUEST, INDICATE and
@@ -20,11 +23,12 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from drivers.sim.line_faults import LineFaults
 from drivers.sim.uids import deck_serials
-from drivers.sim.wire import LineFaults
-from drivers.wire.link import DeviceLink, LinkConfig
+from drivers.wire.link import DeviceLink
+from drivers.wire.link_state import LinkConfig
 from drivers.wire.messages import (
     Button,
     ButtonId,
@@ -124,11 +128,56 @@ class SimConfig:
         return deck_serials(self.deck_prefix or self.serial_number, self.decks)
 
 
-class SimDevice:
-    """What every simulated SLP device does: sessions, heartbeats, status, faults, lights."""
+class DeviceVoice(Protocol):
+    """What a device's mechanism speaks through: the device's time now and its link."""
 
-    def __init__(self, config: SimConfig) -> None:
+    now: float
+
+    def send(self, message: Message) -> None: ...
+
+
+class Mechanism(Protocol):
+    """What a device does besides talking (dealing, shuffling): the part a `SimDevice` holds."""
+
+    def start(self) -> None:
+        """First connection after power-up."""
+        ...
+
+    def behave(self, now: float) -> None:
+        """Timed behaviour (dealing, shuffling)."""
+        ...
+
+    def next_behaviour(self) -> float | None:
+        """When `behave` has something to do next (None: nothing timed)."""
+        ...
+
+    def shoe_state(self) -> ShoeState:
+        """What SHOE answers a STATUS_REQUEST with."""
+        ...
+
+    def shuffle(self, decks: int) -> None:
+        """SHUFFLE from the host; only shufflers act on it."""
+        ...
+
+    def status(self) -> dict[str, Any]:
+        """What the control's `status` adds about the mechanism."""
+        ...
+
+
+def uptime_ms(booted_at: float | None, now: float) -> int:
+    """HEARTBEAT's uptime: milliseconds since power-up, as a u32."""
+    start = now if booted_at is None else booted_at
+    return int((now - start) * 1000) & 0xFFFFFFFF
+
+
+class SimDevice:
+    """What every simulated SLP device does: sessions, heartbeats, status, faults, lights.
+
+    What it does besides (dealing, shuffling) is its `mechanism`'s."""
+
+    def __init__(self, config: SimConfig, mechanism: Mechanism) -> None:
         self.config = config
+        self.mechanism = mechanism
         self.rng = random.Random(config.seed)
         self.boot_id = self.rng.getrandbits(32)
         self.boots = 1
@@ -169,7 +218,7 @@ class SimDevice:
         self.link.start_session(self.hello())
         if not self._started:
             self._started = True
-            self.on_start()
+            self.mechanism.start()
 
     def disconnect(self) -> None:
         """The port went away (unplug): bytes in transit are lost, the link state is kept."""
@@ -187,10 +236,19 @@ class SimDevice:
     # -- the runner's interface -------------------------------------------------------------
 
     def receive_bytes(self, data: bytes, now: float) -> None:
+        """Bytes from the host: its commands (INDICATE, STATUS_REQUEST, SHUFFLE) are answered."""
         self.now = now
         for delivery in self.link.receive_data(self.in_faults.apply(data, now)):
-            self.commands.append(delivery.message)
-            self.on_command(delivery.message)
+            message = delivery.message
+            self.commands.append(message)
+            if isinstance(message, Indicate):
+                self.indication = message
+            elif isinstance(message, StatusRequest):
+                self.send(Shoe(self.mechanism.shoe_state()))
+                for fault in self.active_faults.values():
+                    self.send(fault)
+            elif isinstance(message, Shuffle):
+                self.mechanism.shuffle(message.decks)
 
     def tick(self, now: float) -> None:
         self.now = now
@@ -204,9 +262,9 @@ class SimDevice:
                 link.start_session(self.hello())
         else:
             self._link_down_at = None
-        self.behave(now)
+        self.mechanism.behave(now)
         if self.connected and link.pending == 0 and now - self._last_send >= self.config.heartbeat:
-            self.send(Heartbeat(self.uptime_ms(now)))
+            self.send(Heartbeat(uptime_ms(self.booted_at, now)))
 
     def output(self, now: float) -> bytes:
         """Bytes for the port, after line faults."""
@@ -224,37 +282,10 @@ class SimDevice:
             times.append(timer)
         if self._link_down_at is not None:
             times.append(self._link_down_at + self.config.relink_after)
-        behaviour = self.next_behaviour()
+        behaviour = self.mechanism.next_behaviour()
         if behaviour is not None:
             times.append(behaviour)
         return max(now, min(times)) if times else now + self.config.heartbeat
-
-    # -- what subclasses do ---------------------------------------------------------------
-
-    def on_start(self) -> None:
-        """First connection after power-up."""
-
-    def behave(self, now: float) -> None:
-        """Timed behaviour (dealing, shuffling)."""
-
-    def next_behaviour(self) -> float | None:
-        return None
-
-    def shoe_state(self) -> ShoeState:
-        return ShoeState.REMOVED
-
-    def on_command(self, message: Message) -> None:
-        if isinstance(message, Indicate):
-            self.indication = message
-        elif isinstance(message, StatusRequest):
-            self.send(Shoe(self.shoe_state()))
-            for fault in self.active_faults.values():
-                self.send(fault)
-        elif isinstance(message, Shuffle):
-            self.on_shuffle(message.decks)
-
-    def on_shuffle(self, decks: int) -> None:
-        """SHUFFLE from the host; only shufflers act on it."""
 
     # -- requests common to every device ----------------------------------------------------
 
@@ -275,22 +306,20 @@ class SimDevice:
         if self.active_faults.pop(code, None) is not None:
             self.send(FaultCleared(code))
 
-    def uptime_ms(self, now: float) -> int:
-        booted_at = now if self.booted_at is None else self.booted_at
-        return int((now - booted_at) * 1000) & 0xFFFFFFFF
-
     def status(self) -> dict[str, Any]:
-        return {
+        status = {
             "kind": int(self.config.kind),
             "boot_id": self.boot_id,
             "boots": self.boots,
             "connected": self.connected,
             "link_up": self.link.is_up,
             "pending": self.link.pending,
-            "state": int(self.shoe_state()),
+            "state": int(self.mechanism.shoe_state()),
             "indication": None
             if self.indication is None
             else [int(self.indication.pattern), self.indication.arg],
             "faults": sorted(self.active_faults),
             "link": self.link.stats.as_dict(),
         }
+        status.update(self.mechanism.status())
+        return status

@@ -30,23 +30,42 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from drivers.sim.base import SimDevice
+from drivers.sim.line_faults import LineFaults
 from drivers.sim.shoe import ShoeSim
-from drivers.sim.shufflers import ShufflerDealerSim, ShufflerSim
+from drivers.sim.shufflers import ShufflerDealerSim, ShufflerSim, ShuffleUnit
 from drivers.sim.uids import write_registry
-from drivers.sim.wire import LineFaults
 from drivers.wire.messages import ButtonId, Card, CardFlags, Severity, ShuffleResult
-
-if TYPE_CHECKING:
-    from drivers.sim.pty import SimRunner
 
 
 class ControlError(ValueError):
     """A control request the simulator cannot carry out."""
+
+
+class SimHost(Protocol):
+    """What runs a simulated device and what the control commands act on (`pty.SimRunner`)."""
+
+    device: SimDevice
+    clock: Callable[[], float]  # the simulated device's time
+    unplugs: int  # times the cable was pulled
+
+    @property
+    def path(self) -> str:
+        """What the host opens (the pty's stable symlink, else its slave device)."""
+        ...
+
+    def unplug(self, seconds: float) -> None:
+        """Pull the cable: the port closes and comes back `seconds` later."""
+        ...
+
+    def request_stop(self) -> None:
+        """End the simulator (from its own loop thread)."""
+        ...
 
 
 def parse_flags(value: Any) -> CardFlags:
@@ -76,6 +95,12 @@ def _shoe(device: SimDevice) -> ShoeSim:
     return device
 
 
+def _shuffle_unit(device: SimDevice) -> ShuffleUnit:
+    if not isinstance(device, ShufflerSim | ShufflerDealerSim):
+        raise ControlError("this device does not shuffle")
+    return device.unit
+
+
 def _line(device: SimDevice, request: dict[str, Any]) -> LineFaults:
     direction = request.get("direction", "out")
     if direction not in ("out", "in"):
@@ -93,7 +118,7 @@ def _pairs(value: Any) -> list[tuple[int, int]]:
     return [(int(rank), int(suit)) for rank, suit in value or []]
 
 
-def execute(runner: SimRunner | None, request: dict[str, Any]) -> dict[str, Any]:
+def execute(runner: SimHost | None, request: dict[str, Any]) -> dict[str, Any]:
     """Carry out one control request on ``runner.device`` (loop thread only)."""
     if runner is None:
         raise ControlError("no runner")
@@ -103,11 +128,11 @@ def execute(runner: SimRunner | None, request: dict[str, Any]) -> dict[str, Any]
     command = request.get("cmd")
     reply: dict[str, Any] = {"ok": True}
     if command == "status":
-        reply.update(device.status(), path=runner.port.path, unplugs=runner.unplugs)
+        reply.update(device.status(), path=runner.path, unplugs=runner.unplugs)
         reply["line_out"] = asdict(device.out_faults.counters)
         reply["line_in"] = asdict(device.in_faults.counters)
     elif command == "dealt":
-        reply["cards"] = [card_to_json(card) for card in _shoe(device).dealt]
+        reply["cards"] = [card_to_json(card) for card in _shoe(device).shoe.dealt]
     elif command == "load":
         _shoe(device).load(request.get("cards"), request.get("cut_after"))
     elif command == "deal":
@@ -142,14 +167,11 @@ def execute(runner: SimRunner | None, request: dict[str, Any]) -> dict[str, Any]
     elif command == "clear_fault":
         device.clear_fault(int(request["code"]))
     elif command == "shuffle":
-        if not isinstance(device, ShufflerSim | ShufflerDealerSim):
-            raise ControlError("this device does not shuffle")
-        device.on_shuffle(int(request.get("decks", device.config.decks)))
+        _shuffle_unit(device)
+        device.mechanism.shuffle(int(request.get("decks", device.config.decks)))
     elif command == "check":
-        if not isinstance(device, ShufflerSim | ShufflerDealerSim):
-            raise ControlError("this device does not shuffle")
         result = request.get("result")
-        device.set_next_check(
+        _shuffle_unit(device).set_next_check(
             None if result is None else ShuffleResult(int(result)),
             _pairs(request.get("missing")),
             _pairs(request.get("extra")),

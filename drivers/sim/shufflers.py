@@ -1,17 +1,18 @@
 """Simulated shufflers: a batch shuffler (shuffle, deck check) and a shuffler-dealer machine,
-which is the shoe plus the shuffle unit (R2.5)."""
+which is the shoe plus the shuffle unit (R2.5).
+
+Both hold a `ShuffleUnit` (`device.unit`); their mechanisms are `BatchShuffle` and
+`ShufflingDealer` (the latter also holds the machine's `DealingShoe`, shoe.py)."""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from drivers.sim.base import CARDS_PER_DECK, SimCard, SimConfig, SimDevice
-from drivers.sim.shoe import ShoeSim
+from drivers.sim.base import CARDS_PER_DECK, DeviceVoice, SimConfig, SimDevice
+from drivers.sim.shoe import DealingShoe, ShoeSim
 from drivers.wire.messages import (
-    CardFlags,
     ShoeState,
     ShuffleDone,
     ShuffleResult,
@@ -45,6 +46,15 @@ class ShuffleUnit:
         self.done_at = now + self.shuffle_time
         return ShuffleStarted(self.shuffle_id, decks)
 
+    def set_next_check(
+        self,
+        result: ShuffleResult | None = None,
+        missing: Iterable[tuple[int, int]] = (),
+        extra: Iterable[tuple[int, int]] = (),
+    ) -> None:
+        """What the next SHUFFLE_DONE reports (missing/extra cards as (rank, suit))."""
+        self.next_check = DeckCheck(result, list(missing), list(extra))
+
     def finish_if_due(self, now: float) -> ShuffleDone | None:
         if self.done_at is None or now < self.done_at:
             return None
@@ -69,39 +79,22 @@ class ShuffleUnit:
         return done
 
 
-class _Shuffling:
-    """What both shuffling devices answer about their `ShuffleUnit` (the control's `check`)."""
+class BatchShuffle:
+    """A batch shuffler's mechanism: SHUFFLE → SHUFFLE_STARTED, then SHUFFLE_DONE with the check;
+    loaded (ready to take out) once the check is done."""
 
-    unit: ShuffleUnit
-
-    @property
-    def shuffle_id(self) -> int:
-        return self.unit.shuffle_id
-
-    def set_next_check(
-        self,
-        result: ShuffleResult | None = None,
-        missing: Iterable[tuple[int, int]] = (),
-        extra: Iterable[tuple[int, int]] = (),
-    ) -> None:
-        """What the next SHUFFLE_DONE reports (missing/extra cards as (rank, suit))."""
-        self.unit.next_check = DeckCheck(result, list(missing), list(extra))
-
-
-class ShufflerSim(_Shuffling, SimDevice):
-    """A batch shuffler (kind 3): SHUFFLE → SHUFFLE_STARTED, then SHUFFLE_DONE with the check."""
-
-    def __init__(self, config: SimConfig) -> None:
-        super().__init__(config)
-        self.unit = ShuffleUnit(config.shuffle_time)
+    def __init__(self, config: SimConfig, voice: DeviceVoice, unit: ShuffleUnit) -> None:
+        self._config = config
+        self._voice = voice
+        self.unit = unit
         self.ready = False
 
-    def on_shuffle(self, decks: int) -> None:
-        self.start_shuffle(decks)
+    def start(self) -> None:
+        """A batch shuffler waits for SHUFFLE."""
 
-    def start_shuffle(self, decks: int | None = None) -> None:
+    def shuffle(self, decks: int) -> None:
         self.ready = False
-        self.send(self.unit.start(self.config.decks if decks is None else decks, self.now))
+        self._voice.send(self.unit.start(decks, self._voice.now))
 
     def next_behaviour(self) -> float | None:
         return self.unit.done_at
@@ -110,75 +103,87 @@ class ShufflerSim(_Shuffling, SimDevice):
         done = self.unit.finish_if_due(now)
         if done is not None:
             self.ready = True
-            self.send(done)
+            self._voice.send(done)
 
     def shoe_state(self) -> ShoeState:
         return ShoeState.LOADED if self.ready else ShoeState.EMPTY
 
     def status(self) -> dict[str, Any]:
-        status = super().status()
-        status.update(shuffle_id=self.shuffle_id, ready=self.ready, shuffles=len(self.unit.checks))
-        return status
+        unit = self.unit
+        return {"shuffle_id": unit.shuffle_id, "ready": self.ready, "shuffles": len(unit.checks)}
 
 
-class ShufflerDealerSim(_Shuffling, ShoeSim):
-    """A continuous shuffler-dealer (kind 4, R2.5): shuffles, then deals every card face up.
+class ShufflerSim(SimDevice):
+    """A batch shuffler (kind 3): SHUFFLE → SHUFFLE_STARTED, then SHUFFLE_DONE with the check."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.unit = ShuffleUnit(config.shuffle_time)
+        self.batch = BatchShuffle(config, self, self.unit)
+        super().__init__(config, self.batch)
+
+    def start_shuffle(self, decks: int | None = None) -> None:
+        self.batch.shuffle(self.config.decks if decks is None else decks)
+
+    def set_next_check(
+        self,
+        result: ShuffleResult | None = None,
+        missing: Iterable[tuple[int, int]] = (),
+        extra: Iterable[tuple[int, int]] = (),
+    ) -> None:
+        """What the next SHUFFLE_DONE reports (missing/extra cards as (rank, suit))."""
+        self.unit.set_next_check(result, missing, extra)
+
+
+class ShufflingDealer:
+    """A shuffler-dealer's mechanism (kind 4, R2.5): it shuffles, then deals every card face up.
 
     No cut card, no SHOE frames. The counter restarts at 1 after each SHUFFLE_DONE; when its
     shuffled batch runs out it shuffles again (the cards of each round go back into it).
     """
 
-    def __init__(self, config: SimConfig) -> None:
-        super().__init__(config)
-        self.unit = ShuffleUnit(config.shuffle_time)
+    def __init__(self, config: SimConfig, voice: DeviceVoice, unit: ShuffleUnit) -> None:
+        self._config = config
+        self._voice = voice
+        self.unit = unit
+        self.shoe = DealingShoe(config, voice, reshuffle=lambda: self.shuffle(config.decks))
 
-    def on_start(self) -> None:
-        if self.config.autoload:
-            self.on_shuffle(self.config.decks)
+    def start(self) -> None:
+        if self._config.autoload:
+            self.shuffle(self._config.decks)
 
-    def on_shuffle(self, decks: int) -> None:
-        self.state = ShoeState.EMPTY
-        self.cards.clear()
-        self.send(self.unit.start(decks, self.now))
-
-    def load(self, cards: Iterable[Any] | None = None, cut_after: int | None = None) -> None:
-        """A scripted batch (tests) is dealt like a shuffled one: no SHOE frame, no cut card."""
-        self.shoes += 1
-        sequence = (
-            self._shuffled_shoe()
-            if cards is None
-            else self._assign_decks([SimCard.parse(item) for item in cards])
-        )
-        self.cards = deque(sequence)
-        self.cut_after = 0
-        self.counter = 0
-        self._physical = 0
-        self.dealt = []
-        self.state = ShoeState.LOADED
-        self._next_deal = self.now + self.config.pace
+    def shuffle(self, decks: int) -> None:
+        self.shoe.take_back()
+        self._voice.send(self.unit.start(decks, self._voice.now))
 
     def next_behaviour(self) -> float | None:
-        times = [t for t in (super().next_behaviour(), self.unit.done_at) if t is not None]
+        times = [t for t in (self.shoe.next_behaviour(), self.unit.done_at) if t is not None]
         return min(times) if times else None
 
     def behave(self, now: float) -> None:
         done = self.unit.finish_if_due(now)
         if done is not None:
-            self.send(done)
+            self._voice.send(done)
             if done.result == ShuffleResult.OK:
-                self.load()
-        super().behave(now)
+                self.shoe.load()
+        self.shoe.behave(now)
 
-    def on_exhausted(self) -> None:
-        self.on_shuffle(self.config.decks)
-
-    def _implicit_flags(self) -> CardFlags:
-        return CardFlags.FACE_UP
-
-    def _uses_cut_card(self) -> bool:
-        return False
+    def shoe_state(self) -> ShoeState:
+        return self.shoe.shoe_state()
 
     def status(self) -> dict[str, Any]:
-        status = super().status()
-        status.update(shuffle_id=self.shuffle_id, shuffles=len(self.unit.checks))
-        return status
+        unit = self.unit
+        return {
+            **self.shoe.status(),
+            "shuffle_id": unit.shuffle_id,
+            "shuffles": len(unit.checks),
+        }
+
+
+class ShufflerDealerSim(ShoeSim):
+    """A continuous shuffler-dealer (kind 4, R2.5): a shoe whose mechanism also shuffles
+    (`ShufflingDealer`); it deals every card face up, without cut card or SHOE frames."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.unit = ShuffleUnit(config.shuffle_time)
+        self.machine = ShufflingDealer(config, self, self.unit)
+        super().__init__(config, shoe=self.machine.shoe, mechanism=self.machine)

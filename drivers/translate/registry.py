@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from shoe_controller.vocab.cards import RANK_LETTERS, Card, CardError, Suit, full_deck
+from shoe_controller.vocab.cards import RANK_LETTERS, Card, CardError, Suit
 
 HEADER = ("uid_hex", "rank", "suit", "deck_serial")
 UID_MIN_BYTES, UID_MAX_BYTES = 4, 10  # PROTOCOL.md CARD encoding 2: uid_len 4-10
@@ -164,17 +164,6 @@ class DeckRegistry:
         for registered in self._entries.values():
             counts[registered.deck_serial] = counts.get(registered.deck_serial, 0) + 1
         return counts
-
-    def incomplete_decks(self) -> dict[str, tuple[Card, ...]]:
-        """Decks that lack cards, with the cards they lack (a deck may be partly tagged)."""
-        have: dict[str, set[Card]] = {}
-        for registered in self._entries.values():
-            have.setdefault(registered.deck_serial, set()).add(registered.card)
-        return {
-            serial: tuple(card for card in full_deck() if card not in cards)
-            for serial, cards in sorted(have.items())
-            if len(cards) < 52
-        }
 
 
 def _rows(path: Path) -> Iterator[tuple[_Origin, list[str]]]:

@@ -4,7 +4,9 @@ The link is pure state: feed it the bytes that arrived (``receive_data``), take 
 wants written (``bytes_to_send``), hand it messages to send (``send``) and the time now and
 then (``poll(now)``). It never reads a clock, opens a port or starts a thread, so it can be
 tested back to back and fuzzed without hardware (in the manner of h11 or bellows' ash.py).
-The bytes are cut into frames and frames built by ``drivers.wire.framing`` (COBS, CRC-16).
+The bytes are cut into frames and frames built by ``drivers.wire.framing`` (COBS, CRC-16); what
+the link and its application hand each other (its configuration and counters, a delivery and
+its ACK handle, the session to store) is ``drivers.wire.link_state``.
 
 Roles. ``HostLink`` is the controller's side: it acknowledges a device's reliable frame only
 when the application says the message is stored (``ack(delivery.handle)``), so a card is
@@ -32,9 +34,8 @@ and the peer would otherwise resend it forever), counted as malformed and kept i
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, NamedTuple
 
 from drivers.wire.fields import is_reliable
 from drivers.wire.framing import (
@@ -46,6 +47,7 @@ from drivers.wire.framing import (
     RawFrame,
     encode_frame,
 )
+from drivers.wire.link_state import AckHandle, Delivery, LinkConfig, LinkStats, SessionState
 from drivers.wire.messages import (
     Hello,
     Message,
@@ -70,92 +72,12 @@ _ACK_FRAMES = tuple(encode_frame(0, _ACK, bytes((seq,))) for seq in range(256))
 _NAK_FRAME = encode_frame(0, _NAK, b"")
 
 
-# --- state shared with the application ---------------------------------------------------
+# --- the link's own state ----------------------------------------------------------------
 
 
 class Role(Enum):
     HOST = "host"
     DEVICE = "device"
-
-
-@dataclass(frozen=True, slots=True)
-class LinkConfig:
-    """Timers and limits (PROTOCOL.md defaults)."""
-
-    resend_after: float = 0.2  # seconds without ACK before the identical frame is resent
-    max_resends: int = 10  # then the link is down and the frame kept for the next session
-    history: int = 64  # recent frames kept for post-mortems (0: none)
-    max_awaiting: int = 8  # deliveries the application has not acked yet, oldest dropped
-
-
-@dataclass(frozen=True, slots=True)
-class SessionState:
-    """The receiver's view of the peer's session: boot_id (None before any HELLO) and the
-    last accepted seq (0: none). The host stores it with the data it accepts."""
-
-    boot_id: int | None = None
-    last_seq: int = 0
-
-    def to_dict(self) -> dict[str, int | None]:
-        return {"boot_id": self.boot_id, "last_seq": self.last_seq}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SessionState:
-        boot_id = data.get("boot_id")
-        last_seq = int(data.get("last_seq", 0))
-        if boot_id is not None and not 0 <= int(boot_id) <= 0xFFFFFFFF:
-            raise ValueError(f"boot_id {boot_id!r} is not a u32")
-        if not 0 <= last_seq <= 255:
-            raise ValueError(f"last_seq {last_seq!r} is not a seq")
-        return cls(None if boot_id is None else int(boot_id), last_seq)
-
-
-class AckHandle(NamedTuple):
-    """Identifies one delivered reliable frame; ``HostLink.ack(handle)`` acknowledges it."""
-
-    boot_id: int | None
-    seq: int
-
-    @property
-    def session_after(self) -> SessionState:
-        """The session state once this frame is accepted: store it with the message."""
-        return SessionState(self.boot_id, self.seq)
-
-
-class Delivery(NamedTuple):
-    """A message that arrived, and the handle that acknowledges it."""
-
-    message: Message
-    handle: AckHandle
-
-
-@dataclass(slots=True)
-class LinkStats:
-    """Counters since the link was made (live object; ``as_dict`` for a snapshot)."""
-
-    bytes_in: int = 0
-    bytes_out: int = 0
-    frames_in: int = 0  # frames with a good CRC and version
-    frames_out: int = 0  # reliable frames sent for the first time
-    delivered: int = 0
-    acks_in: int = 0
-    acks_out: int = 0
-    naks_in: int = 0
-    naks_out: int = 0
-    crc_errors: int = 0
-    cobs_errors: int = 0
-    oversize: int = 0
-    bad_version: int = 0
-    malformed: int = 0
-    retransmits: int = 0
-    duplicates: int = 0
-    hello_repeats: int = 0
-    sessions: int = 0
-    link_downs: int = 0
-    last_error: str | None = None
-
-    def as_dict(self) -> dict[str, int | str | None]:
-        return asdict(self)
 
 
 @dataclass(slots=True)

@@ -31,9 +31,9 @@ from typing import Any, TextIO
 import click
 
 from shoe_controller.cli.shoectl.render import Painter, card_text, event_details
+from shoe_controller.kit.rig import TABLE_ID, RigError, RigOptions, TableRig
 from shoe_controller.service.config import listen_address
 from shoe_controller.store.journal import Journal, JournalError
-from shoe_controller.testing.rig import TABLE_ID, RigError, RigOptions, TableRig
 
 STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -72,8 +72,8 @@ def found_in(directory: Path) -> str | None:
         return None
     try:
         with Journal.open(journal_path, None, read_only=True) as journal:
-            shoes = journal.shoes()
-            last_seq, marks = journal.last_seq(), journal.sink_marks()
+            shoes = journal.reads.shoes()
+            last_seq, marks = journal.reads.last_seq(), journal.sinks.marks()
     except JournalError as error:
         return f"reusing {directory}: its journal cannot be read ({error})"
     if not shoes:

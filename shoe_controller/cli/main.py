@@ -6,7 +6,7 @@ invocation, `--help` included, pay for all of them. The group below follows clic
 Loading Subcommands" pattern with an explicit registry. The registry also carries each
 subcommand's one-line help, so that `--help` lists every subcommand without importing any:
 loading them all just to print their docstrings would cost what laziness saves.
-tests/test_layers.py checks that each summary matches its command's docstring.
+tests/package/test_layers.py checks that each summary matches its command's docstring.
 """
 
 from __future__ import annotations
@@ -50,13 +50,13 @@ def _odds() -> click.Command:
 
 
 def _monitor() -> click.Command:
-    from drivers.monitor import monitor_command  # noqa: PLC0415 - loaded when called
+    from shoe_controller.cli.monitor import monitor_command  # noqa: PLC0415 - loaded when called
 
     return monitor_command
 
 
 def _receiver() -> click.Command:
-    from shoe_controller.testing.receiver import receiver_command  # noqa: PLC0415 - loaded when called
+    from shoe_controller.kit.receiver import receiver_command  # noqa: PLC0415 - loaded when called
 
     return receiver_command
 

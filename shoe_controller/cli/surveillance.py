@@ -28,7 +28,7 @@ def surveillance_command(config_path: Path, socket_path: str | None) -> None:
     when a bet's player edge rises above [surveillance] threshold. Run it as the
     controller's user or a member of [surveillance] group (docs/surveillance.md).
     """
-    from shoe_controller.service.surveillance import (  # noqa: PLC0415 - numpy, when called
+    from shoe_controller.companion.companion import (  # noqa: PLC0415 - numpy, when called
         Companion,
         ReportRefused,
         nothing_to_watch,

@@ -214,13 +214,13 @@ def verify_journal(path: Path) -> Verdict:
     """The whole chain of a journal file and its integrity check, read-only."""
     verdict = Verdict()
     with Journal.open(path, None, read_only=True) as journal:
-        state = journal.chain_state()
+        state = journal.integrity.chain_state()
         verdict.say(
             "journal",
-            f"{path}: controller {journal.controller_id}, inputs up to {journal.last_input()},"
-            f" seqs up to {journal.last_seq()}",
+            f"{path}: controller {journal.controller_id},"
+            f" inputs up to {journal.reads.last_input()}, seqs up to {journal.reads.last_seq()}",
         )
-        report = journal.verify_chain()
+        report = journal.integrity.verify_chain()
         anchor = "the start" if state["anchor"] == GENESIS else f"anchor {state['anchor']}"
         since = f"; linked as stored from input {state['chained_from']}"
         if state["migrated_at"] is not None:
@@ -229,7 +229,7 @@ def verify_journal(path: Path) -> Verdict:
             verdict.say("chain", f"intact: {report.records} record(s) from {anchor}{since}")
         else:
             verdict.say("chain", f"BROKEN at {report.first_bad}: {report.problem}", good=False)
-        problems = journal.check()
+        problems = journal.integrity.check()
         if problems:
             verdict.say("check", "; ".join(problems), good=False)
         else:

@@ -25,7 +25,7 @@ import aiormq.exceptions
 from yarl import URL
 
 from shoe_controller.delivery import pushapi
-from shoe_controller.delivery.sink import Backoff, RetryableError, Sink
+from shoe_controller.delivery.sink import Backoff, Confirmed, RetryableError, Sink
 from shoe_controller.delivery.tls import client_context
 from shoe_controller.store.journal import OutboxEvent
 
@@ -100,12 +100,13 @@ def safe_url(url: str) -> str:
 
 
 class AmqpSink(Sink):
-    """Delivers one sink's outbox to one broker exchange."""
+    """Delivers one sink's backlog to one broker exchange."""
 
     kind = "amqp"
+    resync_key = "delivered_through"
 
-    def __init__(self, name: str, outbox: Any, config: AmqpConfig, **options: Any) -> None:
-        super().__init__(name, outbox, backoff=config.backoff, **options)
+    def __init__(self, name: str, backlog: Any, config: AmqpConfig, **options: Any) -> None:
+        super().__init__(name, backlog, backoff=config.backoff, **options)
         self._config = config
         self._key = pushapi.SigningKey.from_file(config.key_file)
         config.connect_options()  # a password file that cannot be read: refuse at start
@@ -119,15 +120,13 @@ class AmqpSink(Sink):
     def _batch_size(self) -> int:
         return self._config.window
 
-    async def _resync(self) -> None:
+    async def _resync(self) -> int:
         # The broker keeps no place for us: what the journal says it confirmed is where we
         # are (a mark lost to a power cut only sends a few events again).
         await self._connected()
-        self._accept(self._outbox.delivered_through())
-        self._succeeded()
-        self._log.info("delivery.resynced", delivered_through=self._confirmed)
+        return self._backlog.delivered_through()
 
-    async def _send(self, batch: list[OutboxEvent]) -> None:
+    async def _send(self, batch: list[OutboxEvent]) -> Confirmed:
         exchange = await self._connected()
         publishing = [
             asyncio.ensure_future(
@@ -136,8 +135,7 @@ class AmqpSink(Sink):
             for item in batch  # the channel's lock takes them in this order
         ]
         done, pending = await asyncio.wait(publishing, timeout=self._config.timeout_s)
-        confirmed = self._confirmed
-        assert confirmed is not None
+        confirmed: int | None = None  # the last seq of the batch's confirmed start
         failure: BaseException | None = None
         for item, future in zip(batch, publishing, strict=True):
             if future not in done or future.exception() is not None:
@@ -146,18 +144,16 @@ class AmqpSink(Sink):
             confirmed = item.seq
         for future in pending:
             future.cancel()
-        if confirmed != self._confirmed:
-            self._accept(confirmed)
         if len(done) == len(publishing) and failure is None:
-            self._succeeded()
-            return
+            return Confirmed(batch[-1].seq)
         await self._drop_connection()
         if failure is None:
             raise RetryableError(
                 f"broker withholds confirms: {len(pending)} of {len(batch)} unconfirmed"
-                f" after {self._config.timeout_s:g} s"
+                f" after {self._config.timeout_s:g} s",
+                through=confirmed,
             )
-        self._classify(failure)
+        raise _retryable(failure, self._config.exchange, through=confirmed)
 
     def _message(self, item: OutboxEvent) -> aio_pika.Message:
         body = json.dumps(
@@ -192,26 +188,9 @@ class AmqpSink(Sink):
             )
         except Exception as error:
             await self._drop_connection()
-            self._classify(error)
+            raise _retryable(error, self._config.exchange) from None
         assert self._exchange is not None
         return self._exchange
-
-    def _classify(self, error: BaseException) -> None:
-        """Raise the RetryableError for `error`, with a fault where a person must act."""
-        text = f"{type(error).__name__}: {error}"
-        if isinstance(error, aio_pika.exceptions.ProbableAuthenticationError):
-            self._raise_fault("amqp_access_refused", f"broker refused our login: {error}")
-        elif isinstance(error, aiormq.exceptions.ChannelAccessRefused):
-            self._raise_fault("amqp_access_refused", f"broker refused the exchange: {error}")
-        elif isinstance(error, aiormq.exceptions.ChannelPreconditionFailed):
-            self._raise_fault(
-                "amqp_exchange_mismatch",
-                f"exchange {self._config.exchange} exists with other settings"
-                f" (it must be a durable topic exchange): {error}",
-            )
-        elif isinstance(error, aio_pika.exceptions.DeliveryError):
-            text = f"broker refused a message (nack): {error}"
-        raise RetryableError(text) from None
 
     async def _drop_connection(self) -> None:
         connection, self._connection, self._exchange = self._connection, None, None
@@ -223,3 +202,25 @@ class AmqpSink(Sink):
 
     async def _close(self) -> None:
         await self._drop_connection()
+
+
+def _retryable(
+    error: BaseException, exchange: str, *, through: int | None = None
+) -> RetryableError:
+    """The RetryableError `error` is, with a fault where a person must act; `through` what
+    the broker confirmed before it."""
+    text = f"{type(error).__name__}: {error}"
+    fault = None
+    if isinstance(error, aio_pika.exceptions.ProbableAuthenticationError):
+        fault = ("amqp_access_refused", f"broker refused our login: {error}")
+    elif isinstance(error, aiormq.exceptions.ChannelAccessRefused):
+        fault = ("amqp_access_refused", f"broker refused the exchange: {error}")
+    elif isinstance(error, aiormq.exceptions.ChannelPreconditionFailed):
+        fault = (
+            "amqp_exchange_mismatch",
+            f"exchange {exchange} exists with other settings"
+            f" (it must be a durable topic exchange): {error}",
+        )
+    elif isinstance(error, aio_pika.exceptions.DeliveryError):
+        text = f"broker refused a message (nack): {error}"
+    return RetryableError(text, fault=fault, through=through)

@@ -2,7 +2,8 @@
 
 Batches of at most 200 events in the sink's seq order, signed; the server's `acked_through`
 is what it confirmed. Start-up asks it where it is (GET .../ack) before sending anything. A
-4xx answer also raises a fault for the pit boss. The retry loop is sink.py's.
+4xx answer also raises a fault for the pit boss. The retry loop, and what is done with the
+confirmed seq, are sink.py's.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from shoe_controller.delivery.http_client import (
     HttpTimeout,
     parse_base_url,
 )
-from shoe_controller.delivery.sink import Backoff, RetryableError, Sink
+from shoe_controller.delivery.sink import Backoff, Confirmed, RetryableError, Sink
 from shoe_controller.delivery.tls import TlsConfigError, client_context
 from shoe_controller.store.journal import OutboxEvent
 
@@ -60,14 +61,15 @@ class PushConfig:
 
 
 class PushSink(Sink):
-    """Delivers one sink's outbox to one table server."""
+    """Delivers one sink's backlog to one table server."""
 
     kind = "http"
+    resync_key = "acked_through"
 
-    def __init__(self, name: str, outbox: Any, config: PushConfig, **options: Any) -> None:
+    def __init__(self, name: str, backlog: Any, config: PushConfig, **options: Any) -> None:
         """`options` are Sink's (clock, rand, on_fault, on_delivered, logger); the clock
         also gives the X-Shoe-Timestamp."""
-        super().__init__(name, outbox, backoff=config.backoff, **options)
+        super().__init__(name, backlog, backoff=config.backoff, **options)
         self._config = config
         self._key = pushapi.SigningKey.from_file(config.key_file)
         self._client: HttpClient | None = None
@@ -94,19 +96,17 @@ class PushSink(Sink):
             await self._client.close()
             self._client = None
 
-    async def _resync(self) -> None:
+    async def _resync(self) -> int:
         client = await self._http()
         headers = pushapi.signed_headers(self._key, self._config.controller_id, self._clock(), b"")
         del headers["Content-Type"]
         path = pushapi.ack_path(self._config.table_id)
         response = await self._exchange(client, "GET", path, headers)
         if response.status != 200:
-            self._http_failure(response)
-        self._accept(self._parse(response))
-        self._succeeded()  # the server answers properly again: clears a fault raised on GET
-        self._log.info("delivery.resynced", acked_through=self._confirmed)
+            raise _refused(response)
+        return self._parse(response)
 
-    async def _send(self, batch: list[OutboxEvent]) -> None:
+    async def _send(self, batch: list[OutboxEvent]) -> Confirmed:
         client = await self._http()
         body = pushapi.encode_body(
             self._config.controller_id, self._config.table_id, [e.to_wire() for e in batch]
@@ -115,22 +115,16 @@ class PushSink(Sink):
         path = pushapi.events_path(self._config.table_id)
         response = await self._exchange(client, "POST", path, headers, body)
         if response.status == 200:
-            before = self._confirmed
-            self._accept(self._parse(response))
-            if before is not None and self._confirmed is not None and self._confirmed <= before:
-                # a 200 that stored nothing would otherwise make us resend at full speed
-                raise RetryableError(f"200 without progress (acked_through {self._confirmed})")
-            self._succeeded()
-        elif response.status == 409:
+            acked = self._parse(response)
+            return Confirmed(acked, stalled=f"200 without progress (acked_through {acked})")
+        if response.status == 409:
             acked = self._parse(response)
             self._log.warning("delivery.gap", sent_from=batch[0].seq, server_acked_through=acked)
-            before = self._confirmed
-            self._accept(acked)
-            if acked == before:
-                # 409 naming the very point we sent from: the server contradicts itself
-                raise RetryableError(f"409 without a usable acked_through ({acked})")
-        else:
-            self._http_failure(response)
+            # 409 naming the very point we sent from: the server contradicts itself
+            return Confirmed(
+                acked, stalled=f"409 without a usable acked_through ({acked})", gap=True
+            )
+        raise _refused(response)
 
     async def _exchange(
         self,
@@ -154,18 +148,23 @@ class PushSink(Sink):
         except ValueError as exc:
             raise RetryableError(f"HTTP {response.status} with a bad body: {exc}") from None
 
-    def _http_failure(self, response: HttpResponse) -> None:
-        status = response.status
-        if 400 <= status < 500:
-            text = response.text[:200]
-            hint = (
-                " (the table's key differs from the server's, or this PC's clock is more than"
-                " 300 s off: check both)"
-                if status == 401
-                else ""
-            )
-            self._raise_fault(f"http_{status}", f"table server refused: HTTP {status} {text}{hint}")
-        raise RetryableError(f"HTTP {status}")
+
+def _refused(response: HttpResponse) -> RetryableError:
+    """The failure an answer other than 200 (or 409 to a batch) is; a 4xx is a fault too."""
+    status = response.status
+    if not 400 <= status < 500:
+        return RetryableError(f"HTTP {status}")
+    text = response.text[:200]
+    hint = (
+        " (the table's key differs from the server's, or this PC's clock is more than"
+        " 300 s off: check both)"
+        if status == 401
+        else ""
+    )
+    return RetryableError(
+        f"HTTP {status}",
+        fault=(f"http_{status}", f"table server refused: HTTP {status} {text}{hint}"),
+    )
 
 
 def tls_context(config: PushConfig) -> ssl.SSLContext | None:

@@ -1,11 +1,13 @@
-"""What every delivery sink shares: its outbox, the retry loop, its faults and its status.
+"""What every delivery sink shares: its backlog, the retry loop, its faults and its status.
 
-A sink is one asyncio task delivering one consumer's events (store/outboxes.py numbers them)
-in seq order. It never drops or reorders an event: on any failure it keeps its place and
+A sink is one asyncio task delivering one consumer's events (store/sink_numbering.py numbers
+them) in seq order. It never drops or reorders an event: on any failure it keeps its place and
 retries with exponential backoff and jitter, and a consumer that refuses us (a 4xx, bad
 credentials) raises a fault for the pit boss. When everything is delivered it sleeps until
 `notify()` (the daemon calls it after each commit): no polling while idle. The kinds (push.py,
-amqp.py) say only how one batch reaches their consumer and what it confirmed.
+amqp.py) say only how one batch reaches their consumer and what it confirmed: a `Confirmed`,
+or a `RetryableError` (with a fault when a person must act). `Sink` alone takes it: the
+position and its mark, the faults, the backoff.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ import structlog
 from shoe_controller.store.journal import JournalError, OutboxEvent
 
 
-class Outbox(Protocol):
-    """One sink's view of the journal (outbox.JournalOutbox gives it)."""
+class Backlog(Protocol):
+    """One sink's view of the journal (sink_backlog.SinkBacklog gives it)."""
 
     def last_seq(self) -> int: ...
     def delivered_through(self) -> int: ...
@@ -92,18 +94,90 @@ class SinkStatus:
 
 
 class RetryableError(Exception):
-    """This attempt failed; back off and try again."""
+    """This attempt failed; Sink backs off and tries again.
+
+    `fault` (code, text): a person must act too (the consumer refused us, or contradicts the
+    journal); Sink raises it as a SinkFault. `through`: what the consumer confirmed before
+    the failure (a broker's confirms of part of a batch), taken all the same.
+    """
+
+    def __init__(
+        self, reason: str, *, fault: tuple[str, str] | None = None, through: int | None = None
+    ) -> None:
+        super().__init__(reason)
+        self.fault = fault
+        self.through = through
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Confirmed:
+    """What the consumer confirmed after a batch: a kind's answer to Sink, which takes it.
+
+    The consumer holds this sink's events through `through`. That must have moved on, else
+    Sink backs off with `stalled` as the reason (an answer that stored nothing would have us
+    resend at full speed). `gap`: the consumer asks for its events after `through` again (a
+    table server's 409): a move either way is progress, and not yet a success.
+    """
+
+    through: int
+    stalled: str = "the consumer confirmed nothing new"
+    gap: bool = False
+
+
+class Wakeups:
+    """What ends a sink's wait: new events (`notify`) or a stop, set from any thread."""
+
+    def __init__(self) -> None:
+        self.new_events = asyncio.Event()
+        self.stopping = asyncio.Event()
+        self.loop: asyncio.AbstractEventLoop | None = None  # the running sink's
+        self._idle_waiter: asyncio.Future[None] | None = None  # resolved by _set
+
+    def notify(self) -> None:
+        self._set_soon(self.new_events)
+
+    def stop(self) -> None:
+        self._set_soon(self.stopping)
+
+    def _set_soon(self, event: asyncio.Event) -> None:
+        loop = self.loop
+        if loop is None or _running_loop() is loop:
+            self._set(event)
+        else:
+            loop.call_soon_threadsafe(self._set, event)
+
+    def _set(self, event: asyncio.Event) -> None:
+        event.set()
+        if self._idle_waiter is not None and not self._idle_waiter.done():
+            self._idle_waiter.set_result(None)
+
+    async def idle(self) -> None:
+        """Until notify() or stop(): a future of its own, not two tasks, as a sink that
+        keeps up goes idle after every card (issue 13: this follows each card's ACK)."""
+        if self.new_events.is_set() or self.stopping.is_set():
+            return
+        self._idle_waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._idle_waiter
+        finally:
+            self._idle_waiter = None
+
+    async def sleep(self, delay: float) -> None:
+        """`delay` seconds, or until stop(); new events do not cut it short."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stopping.wait(), delay)
 
 
 class Sink(abc.ABC):
-    """Delivers one outbox to one consumer. Run `run()` as a task; call `notify()`."""
+    """Delivers one backlog to one consumer. Run `run()` as a task; call `notify()`."""
 
     kind: ClassVar[str]
+    resync_key: ClassVar[str]  # the log's name for where the consumer stands at resync
 
     def __init__(
         self,
         name: str,
-        outbox: Outbox,
+        backlog: Backlog,
         *,
         backoff: Backoff,
         clock: Callable[[], float] = time.time,
@@ -116,7 +190,7 @@ class Sink(abc.ABC):
         clears; `on_delivered(n)` once the consumer confirmed through seq n. `clock` gives
         the status times (and what the kind signs), `rand` the jitter."""
         self.name = name
-        self._outbox = outbox
+        self._backlog = backlog
         self._backoff = backoff
         self._clock = clock
         self._rand = rand
@@ -125,10 +199,7 @@ class Sink(abc.ABC):
         self._log = (logger if logger is not None else structlog.get_logger("delivery")).bind(
             sink=name
         )
-        self._wake = asyncio.Event()
-        self._stopping = asyncio.Event()
-        self._idle_waiter: asyncio.Future[None] | None = None  # resolved by _set
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakeups = Wakeups()
         self._confirmed: int | None = None  # what the consumer has, as it last told us
         self._persisted: int | None = None  # what the journal holds of that
         self._state = "starting"
@@ -153,23 +224,11 @@ class Sink(abc.ABC):
 
     def notify(self) -> None:
         """New events are in the journal: wake up if idle. Safe from any thread."""
-        self._set_soon(self._wake)
+        self._wakeups.notify()
 
     def stop(self) -> None:
         """Ask `run()` to return after the exchange in flight (safe from any thread)."""
-        self._set_soon(self._stopping)
-
-    def _set_soon(self, event: asyncio.Event) -> None:
-        loop = self._loop
-        if loop is None or _running_loop() is loop:
-            self._set(event)
-        else:
-            loop.call_soon_threadsafe(self._set, event)
-
-    def _set(self, event: asyncio.Event) -> None:
-        event.set()
-        if self._idle_waiter is not None and not self._idle_waiter.done():
-            self._idle_waiter.set_result(None)
+        self._wakeups.stop()
 
     @property
     def fault(self) -> SinkFault | None:
@@ -178,9 +237,9 @@ class Sink(abc.ABC):
     def status(self) -> SinkStatus:
         confirmed = self._confirmed
         try:
-            self._last_seq = self._outbox.last_seq()
+            self._last_seq = self._backlog.last_seq()
             if confirmed is None:
-                self._stored_mark = self._outbox.delivered_through()
+                self._stored_mark = self._backlog.delivered_through()
         except JournalError:
             pass  # show what was last known; the loop reports the journal fault
         backlog = self._last_seq - (confirmed if confirmed is not None else self._stored_mark)
@@ -204,12 +263,14 @@ class Sink(abc.ABC):
 
     async def run(self) -> None:
         """Deliver until `stop()` or cancellation. Never raises for delivery failures."""
-        self._loop = asyncio.get_running_loop()
+        self._wakeups.loop = asyncio.get_running_loop()
         try:
-            while not self._stopping.is_set():
+            while not self._wakeups.stopping.is_set():
                 try:
                     delivered_all = await self._step()
                 except RetryableError as exc:
+                    if exc.fault is not None:
+                        self._raise_fault(*exc.fault)
                     await self._back_off(str(exc))
                     continue
                 except JournalError as exc:  # e.g. a damaged file: report, keep trying
@@ -217,44 +278,62 @@ class Sink(abc.ABC):
                     await self._back_off(f"journal: {exc}")
                     continue
                 if delivered_all:
-                    await self._idle()
+                    await self._wakeups.idle()
         finally:
             self._state = "stopped"
             with contextlib.suppress(Exception):
                 await self._close()
-            self._outbox.close()
-            self._loop = None
+            self._backlog.close()
+            self._wakeups.loop = None
 
     async def _step(self) -> bool:
-        """One exchange with the consumer; True when nothing is left to send."""
+        """One exchange with the consumer, and what it confirmed taken; True when nothing is
+        left to send."""
         if self._confirmed is None:
-            await self._resync()
+            self._accept(await self._resync())
+            self._succeeded()  # it answers properly again: clears a fault raised on resync
+            self._log.info("delivery.resynced", **{self.resync_key: self._confirmed})
             return False
-        self._wake.clear()  # cleared before reading, so a commit after the read wakes us
+        self._wakeups.new_events.clear()  # cleared before reading: a later commit wakes us
         self._persist()
-        batch = await self._outbox.events_after(self._confirmed, self._batch_size())
+        batch = await self._backlog.events_after(self._confirmed, self._batch_size())
         if not batch:
             self._state = "idle"
             return True
         if batch[0].seq != self._confirmed + 1:
-            self._raise_fault(
-                "events_pruned",
-                f"{self.name} needs seq {self._confirmed + 1} but the journal holds only "
-                f"from {batch[0].seq} (pruned); the consumer lost events",
+            raise RetryableError(
+                f"journal no longer holds seq {self._confirmed + 1}",
+                fault=(
+                    "events_pruned",
+                    f"{self.name} needs seq {self._confirmed + 1} but the journal holds only "
+                    f"from {batch[0].seq} (pruned); the consumer lost events",
+                ),
             )
-            raise RetryableError(f"journal no longer holds seq {self._confirmed + 1}")
         self._state = "sending"
-        await self._send(batch)
+        before = self._confirmed
+        try:
+            confirmed = await self._send(batch)
+        except RetryableError as failure:
+            if failure.through is not None:
+                self._accept(failure.through)
+            raise
+        self._accept(confirmed.through)
+        moved = confirmed.through != before if confirmed.gap else confirmed.through > before
+        if not moved:
+            raise RetryableError(confirmed.stalled)
+        if not confirmed.gap:
+            self._succeeded()
         return False
 
     @abc.abstractmethod
-    async def _resync(self) -> None:
-        """Learn where the consumer stands before sending anything; `_accept` it."""
+    async def _resync(self) -> int:
+        """Where the consumer stands, asked before sending anything: the seq through which it
+        holds this sink's events; RetryableError when it could not be asked."""
 
     @abc.abstractmethod
-    async def _send(self, batch: list[OutboxEvent]) -> None:
-        """Deliver `batch` (seqs in order, the first one after `_confirmed`) and `_accept`
-        what the consumer confirmed; RetryableError when it could not."""
+    async def _send(self, batch: list[OutboxEvent]) -> Confirmed:
+        """Deliver `batch` (seqs in order, the first one after the position) and say what
+        the consumer confirmed; RetryableError when it could not."""
 
     @abc.abstractmethod
     def _batch_size(self) -> int: ...
@@ -263,19 +342,21 @@ class Sink(abc.ABC):
     async def _close(self) -> None:
         """Release the connection, when the sink stops."""
 
-    # ------------------------------------------------------------------ for the kinds
+    # ------------------------------------------------------------------ what was confirmed
 
     def _accept(self, confirmed: int) -> None:
         """Take the consumer's confirmed seq as the new position (it may go down: the
         consumer lost data and we resend; it may never pass our last seq)."""
-        last_seq = self._outbox.last_seq()
+        last_seq = self._backlog.last_seq()
         if confirmed > last_seq:
-            self._raise_fault(
-                "server_ahead",
-                f"{self.name} confirms through seq {confirmed} but its last seq in the journal"
-                f" is {last_seq}: another controller or a replaced journal",
+            raise RetryableError(
+                f"confirmed through {confirmed} beyond last seq {last_seq}",
+                fault=(
+                    "server_ahead",
+                    f"{self.name} confirms through seq {confirmed} but its last seq in the"
+                    f" journal is {last_seq}: another controller or a replaced journal",
+                ),
             )
-            raise RetryableError(f"confirmed through {confirmed} beyond last seq {last_seq}")
         if self._confirmed is not None and confirmed < self._confirmed:
             self._log.warning("delivery.consumer_went_back", was=self._confirmed, now=confirmed)
         if self._confirmed is not None and confirmed > self._confirmed:
@@ -290,7 +371,7 @@ class Sink(abc.ABC):
         if self._confirmed is None or self._confirmed == self._persisted:
             return
         try:
-            self._outbox.mark_delivered(self._confirmed)
+            self._backlog.mark_delivered(self._confirmed)
         except JournalError as exc:
             self._note_error(f"cannot store delivered_through: {exc}")
             return
@@ -327,20 +408,8 @@ class Sink(abc.ABC):
             "delivery.retry", reason=reason, failures=self._failures, delay_s=round(delay, 3)
         )
         # new events do not cut the wait short: a busy table must not hammer a sick consumer
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), delay)
+        await self._wakeups.sleep(delay)
         self._next_attempt_at = None
-
-    async def _idle(self) -> None:
-        """Until notify() or stop(): a future of its own, not two tasks, as a sink that
-        keeps up goes idle after every card (issue 13: this follows each card's ACK)."""
-        if self._wake.is_set() or self._stopping.is_set():
-            return
-        self._idle_waiter = asyncio.get_running_loop().create_future()
-        try:
-            await self._idle_waiter
-        finally:
-            self._idle_waiter = None
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

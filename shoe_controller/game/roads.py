@@ -124,11 +124,6 @@ class BigRoadCell:
         }
 
 
-def results_from(entries: Iterable[Mapping[str, Any]]) -> list[RoundResult]:
-    """Round results from road entries or round.result data, in order."""
-    return [RoundResult.from_mapping(entry) for entry in entries]
-
-
 def bead_plate(results: Iterable[RoundResult], rows: int = ROWS) -> list[BeadCell]:
     """Every round in order, `rows` to a column, top to bottom then left to right."""
     if rows < 1:

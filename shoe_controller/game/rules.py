@@ -307,7 +307,10 @@ class InsuranceResult(StrEnum):
 
 def settle_insurance(offer: InsuranceOffer, result: Outcome) -> InsuranceResult:
     """R16.3/R16.4: wins when the other side wins; a tie returns the stake, except after a
-    stage-2 trigger a tie at 0 wins Banker insurance and a tie at 9 wins Player insurance."""
+    stage-2 trigger a tie at 0 wins Banker insurance and a tie at 9 wins Player insurance.
+
+    API for integrators: the table server settles insurance stakes; the controller itself never
+    sees money."""
     if result.winner is Side.TIE:
         winning_tie_total = 0 if offer.side is Side.BANKER else 9
         if offer.stage == 2 and result.player_total == winning_tie_total:
@@ -318,7 +321,8 @@ def settle_insurance(offer: InsuranceOffer, result: Outcome) -> InsuranceResult:
 
 
 def insurance_limits(table_minimum: int, main_bet: int, odds: Fraction) -> tuple[int, int]:
-    """R16.7: (minimum, maximum) insurance stake in the smallest money unit.
+    """R16.7: (minimum, maximum) insurance stake in the smallest money unit (API for integrators:
+    the table server takes the stakes; the controller only opens and closes the window).
 
     minimum = floor(table minimum / odds); maximum = floor(main bet / odds) - 1; when the
     maximum falls below the minimum only the minimum may be bet.

@@ -1,297 +1,71 @@
 """Reading and checking the daemon's TOML configuration (config/shoe-controller.toml documents it).
 
-Every section is a frozen dataclass; its fields are the allowed keys, their annotations the
-allowed types, and `Literal` annotations the allowed values. A wrong key, type or value stops
-start-up with one line naming the key and what is allowed (ConfigError).
+Every section is a frozen dataclass (config_sections.py); its fields are the allowed keys,
+their annotations the allowed types, and `Literal` annotations the allowed values. A wrong key,
+type or value stops start-up with one line naming the key and what is allowed (ConfigError).
+The sections are imported from here, with the `Config` that holds them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import os
 import re
 import tomllib
 import types
 import typing
-import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from shoe_controller.delivery.routing import HTTP_EXCLUDES_BY_DEFAULT, EventFilter, pattern_problem
+from shoe_controller.service.config_sections import (
+    SINK_KINDS,
+    AmqpSinkSection,
+    ControlSection,
+    DeviceSection,
+    HealthSection,
+    JournalSection,
+    LogSection,
+    MetricsSection,
+    ScoreboardSection,
+    ServerSection,
+    SinkSection,
+    SurveillanceSection,
+    TableSection,
+    listen_address,
+)
 from shoe_controller.store.schema import LEGACY_SINK
 from shoe_controller.table.config import TableConfig
+
+__all__ = [
+    "DEFAULT_PATH",
+    "AmqpSinkSection",
+    "Config",
+    "ConfigError",
+    "ControlSection",
+    "DeviceSection",
+    "HealthSection",
+    "JournalSection",
+    "LogSection",
+    "MetricsSection",
+    "ScoreboardSection",
+    "ServerSection",
+    "SinkSection",
+    "SurveillanceSection",
+    "TableSection",
+    "from_mapping",
+    "listen_address",
+    "load",
+    "schema",
+]
 
 _T = TypeVar("_T")
 
 DEFAULT_PATH = Path("/etc/shoe-controller/shoe-controller.toml")
-_ID = r"[A-Za-z0-9_.-]{1,64}"  # table and controller ids: URL path, header and event id safe
-SOCKET_PATH_MAX = 107  # bytes: a Unix socket's sun_path holds 108 with the closing NUL
-BAUD_MIN, BAUD_MAX = 50, 12_000_000  # POSIX's lowest rate; the fastest USB serial chips
-TIMEOUT_MAX_S = 3600.0
 
 
 class ConfigError(ValueError):
     """A configuration that cannot be used; the message is one line naming the key."""
-
-
-@dataclass(frozen=True)
-class TableSection:
-    """[table]: which table this is; the procedures' own settings go to TableConfig."""
-
-    id: str = "01"
-    controller_id: str = ""  # default: "tbl-{id}-shoe"
-
-    def __post_init__(self) -> None:
-        if not re.fullmatch(_ID, self.id):
-            raise ValueError("id must be 1-64 letters, digits, '.', '_' or '-'")
-        # It goes into an HTTP header and into every event id ("{controller_id}:{seq}"):
-        # a space, a colon or a non-ASCII letter would fail or confuse every delivery.
-        if self.controller_id and not re.fullmatch(_ID, self.controller_id):
-            raise ValueError("controller_id must be 1-64 letters, digits, '.', '_' or '-'")
-
-
-@dataclass(frozen=True)
-class DeviceSection:
-    """[scanner] and [shuffler]: how to reach a device, by serial URL or by USB id."""
-
-    protocol: Literal["slp", "beetek", "linecode"] = "slp"
-    port: str = ""  # a pyserial URL or device path
-    usb: str = ""  # "VID:PID" in hex, instead of port
-    usb_serial: str = ""  # which one, when several devices share VID:PID
-    baud: int = 0  # 0: the protocol's default (115200 for slp, 9600 for the ASCII ones)
-    kind: Literal["rfid", "optical", "shuffler", "shuffler_dealer"] = "optical"
-    registry: str = ""  # RFID deck registry directory (kind = "rfid")
-
-    def __post_init__(self) -> None:
-        if bool(self.port) == bool(self.usb):
-            raise ValueError("give exactly one of port (a serial URL) or usb (VID:PID)")
-        if self.usb and not re.fullmatch(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{4}", self.usb):
-            raise ValueError(f"usb must be VID:PID in hex, like 1d50:6018, got {self.usb!r}")
-        if self.usb and self.protocol != "slp":
-            raise ValueError("USB devices speak protocol 'slp' only")
-        if self.kind == "rfid" and not self.registry:
-            raise ValueError("an RFID scanner needs registry = the deck registry directory")
-        # pyserial fails on a rate outside this when the port opens (OverflowError above
-        # 2**31): that would be a device task dying at every restart, not a clear refusal.
-        if self.baud != 0 and not BAUD_MIN <= self.baud <= BAUD_MAX:
-            raise ValueError(
-                f"baud must be 0 (the protocol's default) or {BAUD_MIN} to {BAUD_MAX}, "
-                f"got {self.baud}"
-            )
-
-    @property
-    def baud_rate(self) -> int:
-        return self.baud or (115200 if self.protocol == "slp" else 9600)
-
-
-@dataclass(frozen=True)
-class SinkKeys:
-    """The keys of every kind of sink: its name (its mark in the journal) and which event
-    types it takes (delivery/routing.py: patterns like "round.*")."""
-
-    name: str = ""
-    events: tuple[str, ...] = ("*",)
-    exclude: tuple[str, ...] = ()
-
-    def event_filter(self) -> EventFilter:
-        return EventFilter(self.events, self.exclude)
-
-    @property
-    def label(self) -> str:
-        """How messages name the sink's section: `sink NAME`, `server` for [server]."""
-        return "server" if self.name == LEGACY_SINK else f"sink {self.name}"
-
-
-@dataclass(frozen=True)
-class ServerSection(SinkKeys):
-    """[server], or a [[sink]] of kind "http": a table server the events go to (PUSH_API.md).
-    By default it gets every event but surveillance's (docs/delivery.md)."""
-
-    name: str = LEGACY_SINK
-    url: str = "http://127.0.0.1:8700"
-    key_file: str = "/etc/shoe-controller/table.key"
-    ca_file: str = ""
-    client_cert: str = ""
-    client_key: str = ""
-    timeout: float = 10.0
-    exclude: tuple[str, ...] = HTTP_EXCLUDES_BY_DEFAULT
-
-    def __post_init__(self) -> None:
-        problem = url_problem(self.url)
-        if problem:
-            raise ValueError(f"url {self.url!r}: {problem}")
-        _check_sink(self)
-
-
-@dataclass(frozen=True)
-class AmqpSinkSection(SinkKeys):
-    """A [[sink]] of kind "amqp": a message broker's topic exchange (docs/amqp.md)."""
-
-    name: str = "broker"
-    url: str = "amqp://127.0.0.1:5672/"  # amqps:// for TLS; a password here or in password_file
-    exchange: str = "shoe.events"
-    password_file: str = ""
-    key_file: str = "/etc/shoe-controller/table.key"  # signs each message as PUSH_API.md does
-    ca_file: str = ""
-    client_cert: str = ""
-    client_key: str = ""
-    timeout: float = 10.0
-    window: int = 200  # messages awaiting the broker's confirm at once
-
-    def __post_init__(self) -> None:
-        parts = urllib.parse.urlsplit(self.url)
-        if parts.scheme not in ("amqp", "amqps") or not parts.hostname:
-            raise ValueError(f"url must be amqp://host:port/vhost or amqps://..., got {self.url!r}")
-        if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,255}", self.exchange):
-            raise ValueError("exchange must be 1-255 letters, digits, '.', '_', ':' or '-'")
-        if not 1 <= self.window <= 10_000:
-            raise ValueError("window must be 1 to 10000")
-        _check_sink(self)
-
-
-SinkSection = ServerSection | AmqpSinkSection
-SINK_KINDS: dict[str, type[SinkSection]] = {"http": ServerSection, "amqp": AmqpSinkSection}
-
-
-def _check_sink(sink: SinkSection) -> None:
-    """What every kind of sink asks of its keys."""
-    if not re.fullmatch(_ID, sink.name):
-        raise ValueError("name must be 1-64 letters, digits, '.', '_' or '-'")
-    for key in ("events", "exclude"):
-        for pattern in getattr(sink, key):
-            problem = pattern_problem(pattern)
-            if problem:
-                raise ValueError(f"{key}: {problem}")
-    if bool(sink.client_cert) != bool(sink.client_key):
-        raise ValueError("client_cert and client_key go together")
-    if not 0 < sink.timeout <= TIMEOUT_MAX_S:  # TOML has nan and inf: neither is a timeout
-        raise ValueError(
-            f"timeout must be a finite number of seconds above 0 and at most {TIMEOUT_MAX_S:g}"
-        )
-
-
-@dataclass(frozen=True)
-class JournalSection:
-    """[journal]: where inputs and events are kept, and for how long once delivered."""
-
-    path: str = "/var/lib/shoe-controller/journal.db"
-    retention_days: int = 90
-    min_free_mb: int = 256  # below this free on its disk the table is held (docs/delivery.md)
-
-    def __post_init__(self) -> None:
-        if self.retention_days < 1:
-            raise ValueError("retention_days must be 1 or more")
-        if self.min_free_mb < 1:
-            raise ValueError("min_free_mb must be 1 or more")
-
-
-@dataclass(frozen=True)
-class ControlSection:
-    """[control]: the socket shoectl talks to, who may look and act, and how many may."""
-
-    socket: str = "/run/shoe-controller/control.sock"
-    supervisor_group: str = "shoe-supervisors"
-    viewer_group: str = "shoe-viewers"  # the socket's group: members (and supervisors) look
-    max_connections: int = 64  # in all; root has a few more, so that it always gets in
-    max_connections_per_user: int = 8
-    idle_timeout_s: float = 300.0  # a connection that asks nothing this long is closed
-
-    def __post_init__(self) -> None:
-        # Longer, and binding fails once the daemon runs: it would run without shoectl.
-        if len(os.fsencode(self.socket)) > SOCKET_PATH_MAX:
-            raise ValueError(
-                f"socket {self.socket!r} has {len(os.fsencode(self.socket))} bytes; a Unix "
-                f"socket's path may have at most {SOCKET_PATH_MAX}"
-            )
-        if not 1 <= self.max_connections <= 1000:
-            raise ValueError("max_connections must be 1 to 1000")
-        if not 1 <= self.max_connections_per_user <= self.max_connections:
-            raise ValueError("max_connections_per_user must be 1 to max_connections")
-        if not 1 <= self.idle_timeout_s < math.inf:
-            raise ValueError("idle_timeout_s must be a finite number of seconds, 1 or more")
-
-
-@dataclass(frozen=True)
-class LogSection:
-    """[log]: the journal's own protocol under systemd, JSON lines or readable colour
-    elsewhere ("auto" picks; docs/install.md "Logs")."""
-
-    format: Literal["auto", "journald", "json", "console"] = "auto"
-    level: Literal["debug", "info", "warning", "error"] = "info"
-    journal_socket: str = "/run/systemd/journal/socket"  # journald's native socket
-
-
-@dataclass(frozen=True)
-class HealthSection:
-    """[health]: when delivery and the device links count as degraded (WARNING) or stopped
-    (CRITICAL); docs/control.md "What counts as a problem"."""
-
-    backlog_warning_s: float = 60.0
-    backlog_critical_s: float = 300.0
-    link_errors_per_minute: float = 20.0  # retransmits or CRC errors on one device link
-
-    def __post_init__(self) -> None:
-        for name in ("backlog_warning_s", "backlog_critical_s", "link_errors_per_minute"):
-            value = getattr(self, name)
-            if not math.isfinite(value) or value <= 0:
-                raise ValueError(f"{name} must be a finite number above 0")
-        if self.backlog_critical_s < self.backlog_warning_s:
-            raise ValueError("backlog_critical_s must be at least backlog_warning_s")
-
-
-@dataclass(frozen=True)
-class ScoreboardSection:
-    """[scoreboard]: the live scoreboard page (docs/scoreboard.md); off while listen is empty."""
-
-    listen: str = ""  # host:port, e.g. "127.0.0.1:8080"; an address beyond loopback is a choice
-
-    def __post_init__(self) -> None:
-        if self.listen:
-            listen_address(self.listen)
-
-
-@dataclass(frozen=True)
-class MetricsSection:
-    """[metrics]: Prometheus metrics on http://listen/metrics (docs/metrics.md); off while
-    listen is empty."""
-
-    listen: str = ""  # host:port, e.g. "127.0.0.1:9720"; not the scoreboard's address
-
-    def __post_init__(self) -> None:
-        if self.listen:
-            listen_address(self.listen)
-
-
-@dataclass(frozen=True)
-class SurveillanceSection:
-    """[surveillance]: who sees the edge of every bet on the cards left (`shoectl edge`, the
-    surveillance events) and may report it, and the edge that raises an event
-    (docs/surveillance.md)."""
-
-    group: str = "shoe-surveillance"  # members (and root, and the daemon's user) see and report
-    threshold: float = 0.0  # a bet's player edge above this raises surveillance.edge
-
-    def __post_init__(self) -> None:
-        # -1 would be a bet that loses every stake: every bet is above it, nothing is news.
-        if not math.isfinite(self.threshold) or not -1 < self.threshold < 1:
-            raise ValueError("threshold must be a player edge above -1 and below 1 (0.01: 1 %)")
-
-
-def listen_address(listen: str) -> tuple[str, int]:
-    """`host:port` (`[::1]:8080` for IPv6) as (host, port); ValueError says what is wrong."""
-    host, sep, port = listen.rpartition(":")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    elif ":" in host:
-        raise ValueError(f"listen {listen!r}: an IPv6 address goes in brackets, like [::1]:8080")
-    if not sep or not re.fullmatch(r"[A-Za-z0-9.:_-]{1,253}", host):
-        raise ValueError(f"listen must be host:port, like 127.0.0.1:8080, got {listen!r}")
-    if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise ValueError(f"listen {listen!r}: the port must be a number from 1 to 65535")
-    return host, int(port)
 
 
 @dataclass(frozen=True)
@@ -416,35 +190,6 @@ def _sinks(raw: Mapping[str, Any]) -> tuple[SinkSection, ...]:
         if names.count(name) > 1:
             raise ConfigError(f"[sink {name}] name {name!r} is used by two sinks")
     return tuple(sinks)
-
-
-def url_problem(url: str) -> str | None:
-    """Why `url` is not an http:// or https:// base URL a table server's sink can use, or None.
-
-    The sink appends PUSH_API.md's paths to it, so a query or fragment would end up in
-    the middle of every request; a user or password in it would show in every log line that
-    names the server (the key file is the table's secret).
-    """
-    scheme, sep, _ = url.partition("://")
-    if not sep or scheme.lower() not in ("http", "https") or re.search(r"\s", url):
-        return "must be an http:// or https:// base URL"
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError as error:  # "Invalid IPv6 URL" for an unclosed [
-        return f"is not a URL ({error})"
-    try:
-        port = parts.port  # ValueError for a port out of 0-65535 or not a number
-    except ValueError:
-        port = 0
-    if port == 0:
-        return "the port must be a number from 1 to 65535"
-    if not parts.hostname:
-        return "names no host"
-    if parts.username is not None or parts.password is not None:
-        return "must not hold a user or password (key_file holds the table's secret)"
-    if parts.query or parts.fragment or url.endswith(("?", "#")):
-        return "a base URL has no ?query or #fragment"
-    return None
 
 
 def _section(raw: Mapping[str, Any], name: str) -> Mapping[str, Any]:

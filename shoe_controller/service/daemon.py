@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import gc
 import os
-import shutil
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -26,22 +25,20 @@ from drivers.translate.registry import DeckRegistry
 from drivers.translate.shuffler import ShufflerTranslator
 from shoe_controller import __version__
 from shoe_controller.delivery.sink import Sink, SinkFault
-from shoe_controller.service import logs, sinks
+from shoe_controller.service import logs, sink_kinds
 from shoe_controller.service.config import Config, ConfigError, load
-from shoe_controller.service.control import ControlServer
-from shoe_controller.service.control_answers import ControlService
-from shoe_controller.service.control_requests import ControlError
+from shoe_controller.service.control import ControlError, ControlServer, ControlService
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
 from shoe_controller.service.health import summary
 from shoe_controller.service.looplag import LoopLag
 from shoe_controller.service.sdnotify import Notifier
+from shoe_controller.service.upkeep import Upkeep
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import Journal, JournalError, StoredEvent
 from shoe_controller.table.config import SHUFFLER_DEALER
 from shoe_controller.vocab.events import EventType
-from shoe_controller.vocab.inputs import DeviceFault, DeviceFaultCleared, Input
-from shoe_controller.vocab.protocol import JOURNAL_DEVICE, JOURNAL_SPACE_LOW, Severity
+from shoe_controller.vocab.inputs import Input
 
 if TYPE_CHECKING:
     from shoe_controller.service.metrics import DaemonMetrics
@@ -50,11 +47,8 @@ log = structlog.get_logger("daemon")
 _T = TypeVar("_T")
 
 JOURNAL_RETRY_S = 10.0  # a journal that cannot be opened is tried again this often
-PRUNE_EVERY_S = 3600.0
-STATUS_EVERY_S = 5.0
 EXIT_OUTCOME_UNKNOWN = 1  # the disk failed a commit: restart and let recovery check
 OUTCOME_UNKNOWN_EXIT_AFTER_S = 0.2
-MB = 1024 * 1024
 
 
 def _needs_a_person(event: StoredEvent) -> bool:
@@ -103,7 +97,7 @@ class Daemon:
         self.loop_lag = LoopLag(on_lag=self.metrics.observe_loop_lag if self.metrics else None)
         # Checked at once: a key file that cannot be read is a configuration error.
         try:
-            sinks.check_secrets(config)
+            sink_kinds.check_secrets(config)
         except ValueError as error:
             raise StartupError(str(error)) from None
 
@@ -135,7 +129,7 @@ class Daemon:
     async def _open_journal(self) -> Journal | None:
         """Open the journal, retrying while it cannot be (no crash loop: systemd sees us up)."""
         path = Path(self.config.journal.path)
-        routes = sinks.routes(self.config)
+        routes = sink_kinds.routes(self.config)
         return await self._retrying(
             lambda: Journal.open(path, self.config.controller_id, routes=routes),
             "journal cannot be opened",
@@ -186,7 +180,7 @@ class Daemon:
             shoe=recovery.shoe,
             state=controller.table.state,
         )
-        self.sinks = sinks.build(self.config, journal, on_fault=self._on_sink_fault)
+        self.sinks = sink_kinds.build(self.config, journal, on_fault=self._on_sink_fault)
         self._make_devices(journal, recovery.inputs)
         control = await self._serve_control(controller)
         scoreboard = await self._serve_scoreboard(journal)
@@ -206,7 +200,7 @@ class Daemon:
                 await metrics.close()
 
     def _make_devices(self, journal: Journal, history: Sequence[Input]) -> None:
-        saved = journal.link_states()
+        saved = journal.reads.link_states()
         for name in ("scanner", "shuffler"):
             section = getattr(self.config, name)
             if section is not None:
@@ -260,7 +254,7 @@ class Daemon:
             listen,
             self.config.table.id,
             None if procedures.mode == SHUFFLER_DEALER else procedures.cards_in_shoe,
-            journal,
+            journal.reads,
         )
         self.add_listener(scoreboard.on_stored)
         try:
@@ -311,7 +305,17 @@ class Daemon:
             asyncio.create_task(runner.run(), name=f"device-{name}")
             for name, runner in self.devices.items()
         ]
-        tasks.append(asyncio.create_task(self._housekeeping(), name="housekeeping"))
+        assert self.controller is not None
+        upkeep = Upkeep(  # watchdog, STATUS, retention, the journal disk's space
+            self.config.journal,
+            self.controller,
+            self._notifier,
+            devices=self.devices,
+            status_line=self.status_line,
+            submit=self.submit,
+            clock=self._clock,
+        )
+        tasks.append(asyncio.create_task(upkeep.run(self._stop), name="housekeeping"))
         lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
         tasks.append(lag)
         # What start-up built (the modules, the rebuilt table) lives as long as the process:
@@ -438,66 +442,7 @@ class Daemon:
         if fault is not None:  # the health model shows it from the sink's status
             log.error("a sink refuses our events", code=fault.code, text=fault.text)
 
-    # ---------------------------------------------------------------- upkeep
-
-    async def _housekeeping(self) -> None:
-        """Watchdog pings from the loop itself (a stuck loop stops them), status, retention."""
-        interval = min(self._notifier.watchdog_interval or STATUS_EVERY_S, STATUS_EVERY_S)
-        last_prune = 0.0
-        while not self._stop.is_set():
-            self._notifier.watchdog()
-            for runner in self.devices.values():
-                runner.sample_error_rates(time.monotonic())
-            self._notifier.status(self.status_line())
-            now = time.monotonic()
-            if now - last_prune >= PRUNE_EVERY_S and self.controller is not None:
-                last_prune = now
-                self._prune()
-            self._watch_space()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), interval)
-
-    def _prune(self) -> None:
-        assert self.controller is not None
-        try:
-            pruned = self.controller.journal.prune(self.config.journal.retention_days * 86400.0)
-        except JournalError as error:
-            log.error("pruning failed", error=str(error))
-            return
-        if pruned.shoes:
-            log.info("pruned delivered shoes", shoes=list(pruned.shoes), events=pruned.events)
-
-    def _watch_space(self) -> None:
-        """Retention keeps whatever a sink has not confirmed, so a consumer down for days
-        grows the journal: before its disk fills, hold the table with an alert, never drop
-        an event (issue 16); lift the fault once there is room again (a quarter more than
-        the limit, so that it does not flap)."""
-        assert self.controller is not None
-        limit = self.config.journal.min_free_mb * MB
-        try:
-            free = shutil.disk_usage(Path(self.config.journal.path).resolve().parent).free
-        except OSError as error:
-            log.warning("journal disk space unknown", error=str(error))
-            return
-        key = (JOURNAL_DEVICE, JOURNAL_SPACE_LOW)
-        raised = any(
-            (fault.get("device"), fault.get("code")) == key
-            for fault in self.controller.table.view().get("faults", [])
-        )
-        fault: Input | None = None
-        if free < limit and not raised:
-            fault = DeviceFault(
-                self._clock(), JOURNAL_DEVICE, JOURNAL_SPACE_LOW, int(Severity.ERROR),
-                f"{free // MB} MB free on the journal's disk, less than [journal] min_free_mb"
-                f" = {self.config.journal.min_free_mb}: free space, or bring back the sinks"
-                " that hold events (shoectl outbox)",
-            )  # fmt: skip
-        elif free >= limit * 5 // 4 and raised:
-            fault = DeviceFaultCleared(self._clock(), JOURNAL_DEVICE, JOURNAL_SPACE_LOW)
-        if fault is not None:
-            log.warning("journal disk space", free_mb=free // MB, limit_mb=limit // MB)
-            with contextlib.suppress(JournalError):  # submit reports it; retried in 5 s
-                self.submit([fault])
+    # ---------------------------------------------------------------- logs and status
 
     def _reopen_logs(self) -> None:
         """SIGHUP (`systemctl reload`): set the logs up again with the file's [log] section,

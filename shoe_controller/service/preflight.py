@@ -29,7 +29,7 @@ import serial
 from drivers.translate.registry import DeckRegistry, RegistryError
 from shoe_controller.delivery.http_client import parse_base_url
 from shoe_controller.delivery.pushapi import KeyFileError, SigningKey
-from shoe_controller.service import sinks
+from shoe_controller.service import sink_kinds
 from shoe_controller.service.config import Config, ConfigError, DeviceSection, ServerSection, load
 
 OTHERS = stat.S_IRWXO  # a secret's mode may give others nothing (docs/install.md: 0640)
@@ -101,7 +101,7 @@ def _check_sinks(config: Config) -> None:
                 problem = f"not a URL the sink can use ({error})"
                 raise _fault(label, "url", sink.url, problem) from None
     try:
-        sinks.check_secrets(config)  # what building the sinks reads: TLS, a password file
+        sink_kinds.check_secrets(config)  # what building the sinks reads: TLS, a password file
     except ValueError as error:
         raise ConfigError(str(error)) from None
 

@@ -1,4 +1,6 @@
-"""The journal's connection for reading: one snapshot a question, SQLite errors as JournalErrors."""
+"""The journal's connection: how a question or a write is put to the file, SQLite errors as
+JournalErrors. The journal's parts (queries.py, integrity.py, sinks.py, journal.py) share one.
+"""
 
 from __future__ import annotations
 
@@ -7,40 +9,52 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from shoe_controller.store.chain import ChainReport
+from shoe_controller.store.errors import JournalError
 from shoe_controller.store.records import StoredEvent, stored_event
 from shoe_controller.store.transactions import query, transaction
 
 
 class JournalConnection:
-    """The connection to the journal file at `path` and the ways a question is put to it."""
+    """The connection to the journal file at `path`, opened by `Journal.open()`."""
 
     def __init__(
         self, connection: sqlite3.Connection, path: Path, controller_id: str, *, read_only: bool
     ) -> None:
-        self._conn = connection
+        self.sqlite = connection
         self.path = path
         self.controller_id = controller_id
         self.read_only = read_only
-        self._chain_report: ChainReport | None = None
 
     def limit_cache(self, kib: int) -> None:
         """At most `kib` KiB of page cache on this connection (SQLite's default: 2 MB)."""
-        query(self._conn, self.path, f"PRAGMA cache_size = -{int(kib)}", ())
+        query(self.sqlite, self.path, f"PRAGMA cache_size = -{int(kib)}", ())
 
-    def _event(self, row: tuple[Any, ...]) -> StoredEvent:
+    def event(self, row: tuple[Any, ...]) -> StoredEvent:
+        """The stored event of a row of records.EVENT_COLUMNS."""
         return stored_event(self.controller_id, row)
 
-    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
-        rows = self._query(sql, params)
+    def one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        """The first column of the first row (None: no row)."""
+        rows = self.query(sql, params)
         return rows[0][0] if rows else None
 
-    def _one_int(self, sql: str) -> int:
-        return int(self._one(sql))
+    def one_int(self, sql: str) -> int:
+        return int(self.one(sql))
 
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        return query(self._conn, self.path, sql, params)
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """All rows of one statement, in SQLite's implicit read transaction."""
+        return query(self.sqlite, self.path, sql, params)
 
-    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+    def read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A read transaction: several SELECTs see one snapshot."""
-        return transaction(self._conn, self.path, "BEGIN")
+        return transaction(self.sqlite, self.path, "BEGIN")
+
+    def write(self, *, durable: bool = True) -> AbstractContextManager[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT: the write lock is taken up front; `durable` as in
+        transactions.transaction()."""
+        self.require_writable()
+        return transaction(self.sqlite, self.path, "BEGIN IMMEDIATE", durable=durable)
+
+    def require_writable(self) -> None:
+        if self.read_only:
+            raise JournalError(f"journal {self.path} is open read-only")

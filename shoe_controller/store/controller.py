@@ -54,14 +54,14 @@ class Controller:
         self.table, self.recovery = self._rebuild()
         # The hash chain is walked once at start-up (and on demand: `shoe-controller verify
         # --journal`); a broken one is reported, never repaired (docs/journal.md).
-        chain = journal.verify_chain()
+        chain = journal.integrity.verify_chain()
         if not chain.intact:
             log.critical("journal chain broken", first_bad=chain.first_bad, problem=chain.problem)
 
     def _rebuild(self) -> tuple[Table, Recovery]:
         """A fresh table with the open shoe's inputs replayed (docs/table.md, recovery)."""
-        steps = self.journal.replay_steps()
-        shoe = steps[0].shoe if steps else self.journal.current_shoe()
+        steps = self.journal.reads.replay_steps()
+        shoe = steps[0].shoe if steps else self.journal.reads.current_shoe()
         table = Table(self._config, last_shoe=max((shoe or 1) - 1, 0))
         mismatch = None
         inputs = []
@@ -75,7 +75,7 @@ class Controller:
 
     def start(self, version: str, at: float) -> list[StoredEvent]:
         """Count this boot and record controller.started (recovered when state was rebuilt)."""
-        boot = self.journal.boot() + 1  # stored with controller.started, in its transaction
+        boot = self.journal.reads.boot() + 1  # stored with controller.started, in its transaction
         recovered = bool(self.recovery.inputs)
         return self.submit(
             ControllerStarted(at=at, version=version, boot=boot, recovered=recovered)

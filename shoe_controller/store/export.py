@@ -22,6 +22,7 @@ from typing import Any
 
 from shoe_controller.store.chain import event_record, in_chain_order, input_record
 from shoe_controller.store.errors import JournalError
+from shoe_controller.store.journal import Journal
 from shoe_controller.store.queries import JournalReader
 from shoe_controller.store.schema import SCHEMA_VERSION
 from shoe_controller.table.config import TableConfig
@@ -57,10 +58,10 @@ class Selection:
         return {"since": iso_time(self.since)}
 
 
-def input_span(journal: JournalReader, selection: Selection) -> tuple[int, int]:
+def input_span(reads: JournalReader, selection: Selection) -> tuple[int, int]:
     """The first and last input numbers of the stretch `selection` names; ExportError when
     the journal holds none of it."""
-    shoes = {info.shoe: info for info in journal.shoes()}
+    shoes = {info.shoe: info for info in reads.shoes()}
     held = _held(shoes)
     if selection.shoe is not None or selection.round is not None:
         shoe = selection.round[0] if selection.round is not None else selection.shoe
@@ -70,31 +71,31 @@ def input_span(journal: JournalReader, selection: Selection) -> tuple[int, int]:
         if selection.round is None:
             return info.first_input, info.last_input
         number = selection.round[1]
-        last = journal.round_last_input(shoe, number)
+        last = reads.round_last_input(shoe, number)
         if last is None:
             raise ExportError(f"shoe {shoe} has no round {number} in the journal")
         return info.first_input, int(last)
     assert selection.since is not None
-    first = journal.first_input_since(selection.since)
+    first = reads.first_input_since(selection.since)
     if first is None:
         raise ExportError(f"nothing was recorded since {iso_time(selection.since)}")
     # Back to the first input of the oldest shoe in play then: replay starts there.
     spanning = [
         info.first_input for info in shoes.values() if info.first_input <= first <= info.last_input
     ]
-    return min([first, *spanning]), journal.last_input()
+    return min([first, *spanning]), reads.last_input()
 
 
 def export_records(
-    journal: JournalReader,
+    journal: Journal,
     selection: Selection,
     *,
     procedures: TableConfig | None,
     now: float,
 ) -> Iterator[dict[str, Any]]:
     """The header, the records in stored order, the trailer (module docstring)."""
-    first, last = input_span(journal, selection)
-    previous, inputs, events = journal.chain_rows(first, last)
+    first, last = input_span(journal.reads, selection)
+    previous, inputs, events = journal.integrity.chain_rows(first, last)
     by_key: dict[tuple[str, int], dict[str, Any]] = {}
     for row in inputs:
         by_key["input", row[0]] = _input_json(row)
@@ -102,7 +103,7 @@ def export_records(
         by_key["event", row[0]] = _event_json(journal.controller_id, row)
     shoes = [
         dataclasses.asdict(info)
-        for info in journal.shoes()
+        for info in journal.reads.shoes()
         if info.first_input <= last and info.last_input >= first
     ]
     yield {
@@ -116,7 +117,7 @@ def export_records(
         "selection": selection.to_json(),
         "inputs": [first, last],
         "follows": previous,
-        "journal_chain": journal.chain_state(),
+        "journal_chain": journal.integrity.chain_state(),
         "shoes": shoes,
         "procedures": None if procedures is None else dataclasses.asdict(procedures),
     }

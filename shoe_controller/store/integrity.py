@@ -20,8 +20,12 @@ from shoe_controller.store.connection import JournalConnection
 from shoe_controller.store.errors import JournalCorrupt
 
 
-class JournalIntegrity(JournalConnection):
-    """The check of the file and the walk of its chain, for the journal's reader."""
+class JournalIntegrity:
+    """The check of the file and the walk of its chain (`journal.integrity`)."""
+
+    def __init__(self, connection: JournalConnection) -> None:
+        self._connection = connection
+        self._chain_report: ChainReport | None = None
 
     def check(self) -> list[str]:
         """Integrity problems found (empty list: sound): pages, seq continuity, counters.
@@ -36,7 +40,7 @@ class JournalIntegrity(JournalConnection):
 
     def _check(self) -> list[str]:
         problems: list[str] = []
-        with self._read() as conn:
+        with self._connection.read() as conn:
             pages = [row[0] for row in conn.execute("PRAGMA quick_check")]
             if pages != ["ok"]:
                 problems.extend(f"sqlite: {line}" for line in pages)
@@ -85,7 +89,7 @@ class JournalIntegrity(JournalConnection):
         past is a broken chain too, never an intact one.
         """
         try:
-            with self._read() as conn:
+            with self._connection.read() as conn:
                 anchor, head = conn.execute(
                     "SELECT chain_anchor, chain_head FROM journal"
                 ).fetchone()
@@ -98,6 +102,11 @@ class JournalIntegrity(JournalConnection):
         self._chain_report = report
         return report
 
+    def note_chain(self, report: ChainReport) -> None:
+        """Keep what another walk of the chain found (prune's, of the records it would
+        delete), as if this object had walked it."""
+        self._chain_report = report
+
     def chain_status(self) -> dict[str, Any] | None:
         """The last walk's report as JSON (the status answer's `journal_chain`), or None."""
         report = self._chain_report
@@ -105,7 +114,7 @@ class JournalIntegrity(JournalConnection):
 
     def chain_state(self) -> dict[str, Any]:
         """The chain's fixed points: anchor, head, where live linking began, the migration."""
-        anchor, head, chained_from, migrated_at = self._query(
+        anchor, head, chained_from, migrated_at = self._connection.query(
             "SELECT chain_anchor, chain_head, chained_from, migrated_at FROM journal"
         )[0]
         return {
@@ -122,7 +131,7 @@ class JournalIntegrity(JournalConnection):
         EVENT_CHAIN_COLUMNS), with the link the first of them follows: the record stored just
         before (the last event of the input before, or that input), else the journal's anchor.
         One snapshot, for `shoe-controller export`."""
-        with self._read() as conn:
+        with self._connection.read() as conn:
             inputs = conn.execute(
                 f"SELECT {INPUT_CHAIN_COLUMNS} FROM inputs WHERE input_no BETWEEN ? AND ?"
                 " ORDER BY input_no",

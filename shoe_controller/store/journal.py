@@ -6,27 +6,27 @@ assigns the controller-wide event `seq` of PUSH_API.md (1, 2, 3 ... no gaps, nev
 kept across restarts and pruning). Recovery replays the inputs of the current shoe into a
 fresh table; `ReplayStep.mismatch()` says how the replayed events differ from the stored ones.
 
-`Journal` is the one entry point: this module holds its write side (record, acks, retention)
-and opening; its parts are store/schema.py (schema, pragmas, opening), queries.py (the read
-side, which Journal inherits), rows.py (what may be stored), records.py (what comes back),
-retention.py (what prune deletes), transactions.py and errors.py. The value and error types
-are re-exported here, where users import them from.
+`Journal` is the one entry point: this module holds its opening and its write side (record,
+retention); it owns the connection (connection.py) and holds the rest as parts:
+`journal.reads` (queries.py: events, shoes, rounds, links, replay), `journal.integrity`
+(integrity.py: the check, the hash chain) and `journal.sinks` (sinks.py: each sink's events
+and marks). Below them: store/schema.py (schema, pragmas, opening), rows.py (what may be
+stored), records.py (what comes back), retention.py (what prune deletes), transactions.py and
+errors.py. The value and error types are re-exported here, where users import them from.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import math
 import sqlite3
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from shoe_controller.store.chain import ChainReport, event_canonical, input_canonical, link
+from shoe_controller.store.connection import JournalConnection
 from shoe_controller.store.errors import (
     JournalBusy,
     JournalCorrupt,
@@ -36,14 +36,7 @@ from shoe_controller.store.errors import (
     RecordInvalid,
     ReplayMismatch,
 )
-from shoe_controller.store.outboxes import (
-    Numbering,
-    SinkMark,
-    SinkRoutes,
-    ensure_sinks,
-    marks,
-    store_rows,
-)
+from shoe_controller.store.integrity import JournalIntegrity
 from shoe_controller.store.queries import JournalReader
 from shoe_controller.store.records import (
     OutboxEvent,
@@ -57,10 +50,10 @@ from shoe_controller.store.records import (
 from shoe_controller.store.retention import prune_before
 from shoe_controller.store.rows import check_optional_int, event_row, input_row, link_rows
 from shoe_controller.store.schema import connect
-from shoe_controller.store.transactions import transaction
+from shoe_controller.store.sink_numbering import SinkMark, SinkRoutes, store_rows
+from shoe_controller.store.sinks import JournalSinks
 from shoe_controller.vocab.events import EventType
 
-RECENT_PER_SINK = 256  # a sink's latest events kept in memory (a batch is at most 200)
 SHOE_ENDED = str(EventType.SHOE_ENDED)  # marks a shoe as finished, for retention
 CONTROLLER_STARTED = "controller_started"  # the input whose `boot` is the boot counter
 
@@ -71,7 +64,10 @@ __all__ = [
     "JournalCorrupt",
     "JournalError",
     "JournalFull",
+    "JournalIntegrity",
     "JournalMismatch",
+    "JournalReader",
+    "JournalSinks",
     "OutboxEvent",
     "PruneResult",
     "RecordInvalid",
@@ -85,10 +81,11 @@ __all__ = [
 ]
 
 
-class Journal(JournalReader):
+class Journal:
     """The journal file. One writer process; any number of readers (`read_only=True`).
 
-    The queries (last_seq, events_after, replay_steps, check ...) are JournalReader's.
+    Its questions are its parts': `reads` (last_seq, events_after, replay_steps ...),
+    `integrity` (check, verify_chain ...), `sinks` (marks, events_after, mark_delivered ...).
     """
 
     def __init__(
@@ -102,25 +99,25 @@ class Journal(JournalReader):
         routes: SinkRoutes | None = None,
     ) -> None:
         """Use `Journal.open()`; this only wraps an already checked connection."""
-        super().__init__(connection, path, controller_id, read_only=read_only)
+        self._conn = connection
+        self._connection = JournalConnection(connection, path, controller_id, read_only=read_only)
+        self.path = path
+        self.controller_id = controller_id
+        self.read_only = read_only
         self._clock = clock
+        self._routes = dict(routes or {})
+        self.reads = JournalReader(self._connection)
+        self.integrity = JournalIntegrity(self._connection)
+        self.sinks = JournalSinks(self._connection, self._routes, clock)
         # The link of the last record stored (the next record follows it: store/chain.py)
         # and the last event seq and input number: kept here, not read back per commit,
         # as this process is the journal's one writer.
-        ((head, last_seq, last_input),) = self._query(
+        ((head, last_seq, last_input),) = self._connection.query(
             "SELECT chain_head, last_seq, last_input FROM journal"
         )
         self._chain_head: str = head
         self._last_seq: int = last_seq
         self._last_input: int = last_input
-        self._routes = dict(routes or {})
-        # Each sink's last seq, kept here for the same reason as the chain's head; read by
-        # the first write (a damaged file must still open, for its check to say so).
-        self._numbering: Numbering | None = None
-        # Each sink's latest events as committed: a sink that keeps up takes them from here,
-        # with no read of the file (issue 13: the card's way to the table server).
-        self._recent = {sink: deque[OutboxEvent](maxlen=RECENT_PER_SINK) for sink in self._routes}
-        self._pending_marks: dict[str, int] = {}  # marks noted, stored with the next commit
 
     # ------------------------------------------------------------------ opening
 
@@ -142,7 +139,7 @@ class Journal(JournalReader):
         "{controller_id}:{seq}"); None accepts whatever is stored (for read-only tools).
         `quick_check` runs SQLite's page-level check and raises JournalCorrupt on damage.
         `routes` names the delivery sinks and which event types each takes: every event
-        stored gets a seq of each sink that takes it (store/outboxes.py), and retention
+        stored gets a seq of each sink that takes it (store/sink_numbering.py), and retention
         keeps what these sinks have not confirmed. A sink stored but not named here
         numbers nothing more and holds nothing back.
         """
@@ -166,7 +163,7 @@ class Journal(JournalReader):
         are sent those events again), and close the file."""
         if not self.read_only:
             with contextlib.suppress(JournalError):
-                self.store_marks()
+                self.sinks.store_marks()
         self._conn.close()
 
     def __enter__(self) -> Journal:
@@ -178,6 +175,10 @@ class Journal(JournalReader):
     def __repr__(self) -> str:
         mode = "ro" if self.read_only else "rw"
         return f"Journal({str(self.path)!r}, {self.controller_id!r}, {mode})"
+
+    def limit_cache(self, kib: int) -> None:
+        """At most `kib` KiB of page cache on this connection (SQLite's default: 2 MB)."""
+        self._connection.limit_cache(kib)
 
     # ------------------------------------------------------------------ writing
 
@@ -222,7 +223,7 @@ class Journal(JournalReader):
         stored: list[StoredEvent] = []
         typed: list[tuple[int, str]] = []  # (seq, type) of each event, for the sinks
         head, last_seq, last_input = self._chain_head, self._last_seq, self._last_input
-        with self._write() as conn:
+        with self._connection.write() as conn:
             for input_type, input_body, rows, shoe in prepared:
                 last_input += 1
                 first_seq = last_seq + 1 if rows else None
@@ -272,100 +273,15 @@ class Journal(JournalReader):
                 " input_no = excluded.input_no",
                 [(device, state, last_input) for device, state in links],
             )
-            numbering = self._sinks_numbering(conn)
+            numbering = self.sinks.numbering(conn)
             sink_rows, sink_last = numbering.rows(typed)
             store_rows(conn, sink_rows, sink_last)
-            marks_stored = self._store_marks(conn)
-        self._stored_marks(marks_stored)
+            marks_stored = self.sinks.write_marks(conn)
+        self.sinks.marks_written(marks_stored)
         # committed: the next record follows this one
         self._chain_head, self._last_seq, self._last_input = head, last_seq, last_input
-        numbering.last = sink_last
-        self._numbering = numbering
-        if sink_rows:
-            by_seq = {event.seq: event for event in stored}
-            for sink, seq, event_seq in sink_rows:
-                self._recent[sink].append(OutboxEvent(seq, by_seq[event_seq]))
+        self.sinks.committed(numbering, sink_last, sink_rows, stored)
         return stored
-
-    def recent_sink_events(self, sink: str, seq: int, limit: int) -> list[OutboxEvent] | None:
-        """Up to `limit` of `sink`'s events after its seq `seq` from those this process
-        committed last (the same as sink_events_after would read), or None when they do not
-        reach back that far: then read them."""
-        recent = self._recent.get(sink)
-        if not recent or not recent[0].seq <= seq + 1 <= recent[-1].seq + 1:
-            return None
-        start = seq + 1 - recent[0].seq
-        return list(itertools.islice(recent, start, start + limit))
-
-    def sink_last_seq(self, sink: str) -> int:
-        """The last seq `sink` was given (0 for a sink this journal does not know)."""
-        return self._known_last_seq(sink) or 0
-
-    def mark_delivered(self, sink: str, through: int) -> None:
-        """Note that `sink` confirmed its events through its seq `through` (it may go
-        down: a table server that lost data is sent them again).
-
-        Kept in memory (sink_marks() shows it at once) and stored with the next commit, a
-        card's or a heartbeat's (one row more, on a page that commit writes anyway), or by
-        store_marks(): a batch's confirmation costs no transaction of its own, so none can
-        be in the way when a card comes (issue 13). Not synced on its own either: losing
-        the last mark to a crash or a power cut only resends events the sink stores once
-        anyway (the table server by seq, a broker's consumer by message_id)."""
-        self._require_writable()
-        if not isinstance(through, int) or isinstance(through, bool):
-            raise RecordInvalid(f"delivered_through must be an int, not {through!r}")
-        last = self._known_last_seq(sink)
-        if last is None:
-            raise RecordInvalid(f"no sink named {sink!r} in this journal")
-        if not 0 <= through <= last:
-            raise RecordInvalid(
-                f"sink {sink}: delivered_through {through} outside 0..{last} (its last seq stored)"
-            )
-        self._pending_marks[sink] = through
-
-    def store_marks(self) -> None:
-        """Store the marks noted since the last commit, in a transaction of their own."""
-        if not self._pending_marks:
-            return
-        with self._write(durable=False) as conn:
-            numbering = self._sinks_numbering(conn)
-            stored = self._store_marks(conn)
-        self._numbering = numbering
-        self._stored_marks(stored)
-
-    def sink_marks(self) -> dict[str, SinkMark]:
-        """Every sink stored, by name, with the marks noted and not yet stored."""
-        stored = super().sink_marks()
-        for sink, through in self._pending_marks.items():
-            last = stored[sink].last_seq if sink in stored else self._known_last_seq(sink) or 0
-            stored[sink] = SinkMark(sink, last, through)
-        return stored
-
-    def _known_last_seq(self, sink: str) -> int | None:
-        """The last seq `sink` was given, 0 for a routed sink with no row yet, None for a
-        sink this journal does not know."""
-        if self._numbering is not None and sink in self._numbering.last:
-            return self._numbering.last[sink]
-        mark = super().sink_marks().get(sink)
-        if mark is not None:
-            return mark.last_seq
-        return 0 if sink in self._routes else None
-
-    def _store_marks(self, conn: sqlite3.Connection) -> dict[str, int]:
-        """Write the noted marks inside the caller's transaction; what was written, to
-        forget once committed. (A sink with no row yet has given nothing: its mark is 0,
-        as its row will start.)"""
-        marks_now = dict(self._pending_marks)
-        conn.executemany(
-            "UPDATE sinks SET delivered_through = ? WHERE name = ?",
-            [(through, sink) for sink, through in marks_now.items()],
-        )
-        return marks_now
-
-    def _stored_marks(self, stored: Mapping[str, int]) -> None:
-        for sink, through in stored.items():
-            if self._pending_marks.get(sink) == through:
-                del self._pending_marks[sink]
 
     def prune(self, max_age_s: float) -> PruneResult:
         """Delete whole shoes that ended more than `max_age_s` ago and every sink has.
@@ -379,40 +295,16 @@ class Journal(JournalReader):
         """
         if not (isinstance(max_age_s, int | float) and math.isfinite(max_age_s)) or max_age_s < 0:
             raise RecordInvalid(f"max_age_s must be a non-negative number, not {max_age_s!r}")
-        known = self.chain_report
+        known = self.integrity.chain_report
         if known is not None and not known.intact:
             return PruneResult(shoes=(), inputs=0, events=0, chain=known)
         horizon = self._clock() - max_age_s
-        with self._write() as conn:
-            marks_stored = self._store_marks(conn)  # what the sinks have decides what goes
+        with self._connection.write() as conn:
+            marks_stored = self.sinks.write_marks(conn)  # what the sinks have decides what goes
             result = prune_before(conn, horizon, self._routes)
-        self._stored_marks(marks_stored)
+        self.sinks.marks_written(marks_stored)
         if result.events:
-            # What is no longer in the file is no longer handed out (a consumer that lost
-            # its data learns from the read that the journal cannot give it back).
-            for recent in self._recent.values():
-                recent.clear()
+            self.sinks.forget_recent()
         if result.chain is not None and not result.chain.intact:
-            self._chain_report = result.chain
+            self.integrity.note_chain(result.chain)
         return result
-
-    # ------------------------------------------------------------------ internals
-
-    def _sinks_numbering(self, conn: sqlite3.Connection) -> Numbering:
-        """The routed sinks' numbering; the first write of this object makes their rows and
-        reads their last seqs inside its transaction, and keeps them once it committed."""
-        if self._numbering is None:
-            ensure_sinks(conn, self._routes, float(self._clock()))
-            last = {sink: mark.last_seq for sink, mark in marks(conn).items()}
-            return Numbering(self._routes, last)
-        return self._numbering
-
-    def _write(self, *, durable: bool = True) -> AbstractContextManager[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT: the write lock is taken up front; `durable` as in
-        transactions.transaction()."""
-        self._require_writable()
-        return transaction(self._conn, self.path, "BEGIN IMMEDIATE", durable=durable)
-
-    def _require_writable(self) -> None:
-        if self.read_only:
-            raise JournalError(f"journal {self.path} is open read-only")

@@ -1,8 +1,8 @@
-"""The journal's questions: counters, the sinks' outboxes, shoes and rounds, links, replay steps.
+"""The journal's questions: counters, events, shoes and rounds, links, replay steps.
 
-`JournalReader` asks them; what it inherits checks the file (integrity.py: the check, the
-hash chain) over the connection (connection.py). `Journal` (journal.py) is a JournalReader
-that also writes, so every query is a method of the one class users import.
+`JournalReader` asks them over the journal's connection (connection.py); `Journal`
+(journal.py) holds one as `journal.reads`, beside `journal.integrity` (integrity.py: the
+check, the hash chain) and `journal.sinks` (sinks.py: each sink's events and mark).
 """
 
 from __future__ import annotations
@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shoe_controller.store.integrity import JournalIntegrity
-from shoe_controller.store.outboxes import SinkMark, marks
+from shoe_controller.store.connection import JournalConnection
 from shoe_controller.store.records import (
     EVENT_COLUMNS,
-    OutboxEvent,
     ReplayStep,
     RoundInfo,
     ShoeInfo,
@@ -24,64 +22,50 @@ from shoe_controller.store.records import (
 COMMAND_WINDOW = 20_000  # inputs searched for a command sent again (hours of dealing)
 
 
-class JournalReader(JournalIntegrity):
-    """Queries on the journal file at `path`; each one sees a single consistent snapshot."""
+class JournalReader:
+    """Queries on the journal file; each one sees a single consistent snapshot."""
+
+    def __init__(self, connection: JournalConnection) -> None:
+        self._connection = connection
 
     # ------------------------------------------------------------------ counters
 
     def last_seq(self) -> int:
-        return int(self._one("SELECT last_seq FROM journal"))
+        return int(self._connection.one("SELECT last_seq FROM journal"))
 
     def last_input(self) -> int:
         """Highest input number assigned (inputs are numbered 1, 2, 3 ... like seqs)."""
-        return int(self._one("SELECT last_input FROM journal"))
+        return int(self._connection.one("SELECT last_input FROM journal"))
 
     def boot(self) -> int:
-        return int(self._one("SELECT boot FROM journal"))
+        return int(self._connection.one("SELECT boot FROM journal"))
 
     def first_seq(self) -> int | None:
         """Lowest seq still held (earlier ones were pruned), None if no event is held."""
-        return self._one("SELECT min(seq) FROM events")
-
-    # ------------------------------------------------------------------ the sinks' outboxes
-
-    def sink_marks(self) -> dict[str, SinkMark]:
-        """Every sink stored, by name: its last seq and what it has confirmed."""
-        with self._read() as conn:
-            return marks(conn)
-
-    def sink_events_after(self, sink: str, seq: int, limit: int = 200) -> list[OutboxEvent]:
-        """Up to `limit` of `sink`'s events after its seq `seq`, in its seq order."""
-        columns = ", ".join(f"e.{name.strip()}" for name in EVENT_COLUMNS.split(","))
-        rows = self._query(
-            f"SELECT s.seq, {columns} FROM sink_events s JOIN events e ON e.seq = s.event_seq"
-            " WHERE s.sink = ? AND s.seq > ? ORDER BY s.seq LIMIT ?",
-            (sink, seq, limit),
-        )
-        return [OutboxEvent(row[0], self._event(row[1:])) for row in rows]
+        return self._connection.one("SELECT min(seq) FROM events")
 
     # ------------------------------------------------------------------ events, shoes, links
 
     def events_after(self, seq: int, limit: int = 200) -> list[StoredEvent]:
         """Up to `limit` events with seq > `seq`, in seq order (the outbox read)."""
-        rows = self._query(
+        rows = self._connection.query(
             f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
             (seq, limit),
         )
-        return [self._event(row) for row in rows]
+        return [self._connection.event(row) for row in rows]
 
     def current_shoe(self) -> int | None:
         """The shoe of the latest shoe-bearing input (open, or ended with no successor)."""
-        return self._one("SELECT shoe FROM shoes ORDER BY first_input DESC LIMIT 1")
+        return self._connection.one("SELECT shoe FROM shoes ORDER BY first_input DESC LIMIT 1")
 
     def shoes(self) -> list[ShoeInfo]:
-        rows = self._query(
+        rows = self._connection.query(
             "SELECT shoe, first_input, last_input, ended_at FROM shoes ORDER BY first_input"
         )
         return [ShoeInfo(*row) for row in rows]
 
     def rounds(self, shoe: int) -> list[RoundInfo]:
-        rows = self._query(
+        rows = self._connection.query(
             "SELECT shoe, round, min(seq), max(seq), count(*), min(at), max(at) FROM events"
             " WHERE shoe = ? AND round IS NOT NULL GROUP BY round ORDER BY round",
             (shoe,),
@@ -89,30 +73,34 @@ class JournalReader(JournalIntegrity):
         return [RoundInfo(*row) for row in rows]
 
     def round_events(self, shoe: int, round: int) -> list[StoredEvent]:
-        rows = self._query(
+        rows = self._connection.query(
             f"SELECT {EVENT_COLUMNS} FROM events WHERE shoe = ? AND round = ? ORDER BY seq",
             (shoe, round),
         )
-        return [self._event(row) for row in rows]
+        return [self._connection.event(row) for row in rows]
 
     def round_last_input(self, shoe: int, round: int) -> int | None:
         """The last input that caused an event of the round (None: no such round held)."""
-        return self._one(
+        return self._connection.one(
             "SELECT max(input_no) FROM events WHERE shoe = ? AND round = ?", (shoe, round)
         )
 
     def first_input_since(self, recorded_at: float) -> int | None:
         """The first input recorded at or after `recorded_at` (journal clock), if any."""
-        return self._one("SELECT min(input_no) FROM inputs WHERE recorded_at >= ?", (recorded_at,))
+        return self._connection.one(
+            "SELECT min(input_no) FROM inputs WHERE recorded_at >= ?", (recorded_at,)
+        )
 
     def link_state(self, device: str) -> dict[str, Any] | None:
-        encoded = self._one("SELECT state FROM links WHERE device = ?", (device,))
+        encoded = self._connection.one("SELECT state FROM links WHERE device = ?", (device,))
         return None if encoded is None else json.loads(encoded)
 
     def link_states(self) -> dict[str, dict[str, Any]]:
         return {
             device: json.loads(state)
-            for device, state in self._query("SELECT device, state FROM links ORDER BY device")
+            for device, state in self._connection.query(
+                "SELECT device, state FROM links ORDER BY device"
+            )
         }
 
     # ------------------------------------------------------------------ replay
@@ -123,7 +111,7 @@ class JournalReader(JournalIntegrity):
         command without a key is never one sent again."""
         if not key:
             return None
-        with self._read() as conn:
+        with self._connection.read() as conn:
             rows = conn.execute(
                 "SELECT body, first_seq, event_count FROM inputs"
                 " WHERE input_no > ? AND type = 'supervisor' ORDER BY input_no DESC",
@@ -138,20 +126,24 @@ class JournalReader(JournalIntegrity):
                     f"SELECT {EVENT_COLUMNS} FROM events WHERE seq >= ? AND seq < ? ORDER BY seq",
                     (first_seq, first_seq + count),
                 ).fetchall()
-                return [self._event(row) for row in events]
+                return [self._connection.event(row) for row in events]
         return None
 
     def replay_start(self) -> int:
         """The input number replay starts from: the first input of the oldest shoe not ended
         (a batch shuffler prepares the next shoe while this one is still dealt), else of the
         latest shoe, else the oldest input held (when no shoe was ever recorded)."""
-        start = self._one("SELECT min(first_input) FROM shoes WHERE ended_at IS NULL")
+        start = self._connection.one("SELECT min(first_input) FROM shoes WHERE ended_at IS NULL")
         if start is None:
-            start = self._one("SELECT first_input FROM shoes ORDER BY first_input DESC LIMIT 1")
+            start = self._connection.one(
+                "SELECT first_input FROM shoes ORDER BY first_input DESC LIMIT 1"
+            )
         if start is None:
-            start = self._one("SELECT min(input_no) FROM inputs")
+            start = self._connection.one("SELECT min(input_no) FROM inputs")
         return (
-            int(start) if start is not None else self._one_int("SELECT last_input + 1 FROM journal")
+            int(start)
+            if start is not None
+            else self._connection.one_int("SELECT last_input + 1 FROM journal")
         )
 
     def replay_steps(self, from_input: int | None = None) -> list[ReplayStep]:
@@ -161,7 +153,7 @@ class JournalReader(JournalIntegrity):
         inputs of an earlier shoe recorded after the next shoe's first input (its last rounds,
         dealt while a batch shuffler prepared the next shoe) belong to a shoe that is over.
         """
-        with self._read() as conn:
+        with self._connection.read() as conn:
             by_shoe = from_input is None
             start = self.replay_start() if from_input is None else from_input
             # Decides which stored inputs a replay gets, from storage facts only: each input's
@@ -184,7 +176,7 @@ class JournalReader(JournalIntegrity):
                 for row in conn.execute(
                     f"SELECT {EVENT_COLUMNS} FROM events WHERE seq >= ? ORDER BY seq", (first,)
                 ):
-                    event = self._event(row)
+                    event = self._connection.event(row)
                     events.setdefault(event.input_no, []).append(event)
         return [
             ReplayStep(input_no, shoe, json.loads(body), tuple(events.get(input_no, ())))

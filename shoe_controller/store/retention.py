@@ -19,8 +19,8 @@ from shoe_controller.store.chain import (
     input_record,
     walk,
 )
-from shoe_controller.store.outboxes import first_needed_input, forget_before
 from shoe_controller.store.records import PruneResult
+from shoe_controller.store.sink_numbering import first_needed_input, forget_before
 
 
 def prune_before(conn: sqlite3.Connection, horizon: float, sinks: Collection[str]) -> PruneResult:

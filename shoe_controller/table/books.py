@@ -14,7 +14,7 @@ from enum import StrEnum
 from fractions import Fraction
 
 from shoe_controller.game.rules import InsuranceOffer, Position, next_position, positions_of
-from shoe_controller.table.surveillance import EdgeWatch
+from shoe_controller.table.edge_watch import EdgeWatch
 from shoe_controller.vocab.cards import Card, burn_value
 
 
@@ -224,22 +224,6 @@ class FactoryRun:
                 return self.length
         self.length, self.step = 1, 0
         return 1
-
-
-def factory_order_false_alarms(run: int, decks: int, cards_out: int) -> float:
-    """Expected number of runs of `run` cards in new-deck order in a well shuffled shoe.
-
-    Counts windows of `run` consecutive cards among the first `cards_out` that form such a
-    run; each of the 4 suits has 14 - run ascending and as many descending sequences, and a
-    given sequence of distinct cards comes out with probability prod(decks / (N - j)).
-    """
-    total = 52 * decks
-    windows = max(cards_out - run + 1, 0)
-    sequences = 4 * (14 - run) * 2
-    chance = Fraction(1)
-    for j in range(run):
-        chance *= Fraction(decks, total - j)
-    return float(windows * sequences * chance)
 
 
 @dataclass(slots=True)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from shoe_controller.table.books import CutMarker, Draw
 from shoe_controller.table.context import Context
-from shoe_controller.table.counting import (
+from shoe_controller.table.dealing import admit, settle
+from shoe_controller.table.device_counters import (
     Refusal,
     card_gap,
     counter_after_missed,
@@ -17,7 +18,6 @@ from shoe_controller.table.counting import (
     missed_problem,
     suspected_double_read,
 )
-from shoe_controller.table.dealing import admit, settle
 from shoe_controller.table.holds import fault_cleared, has_hold, held_text, hold
 from shoe_controller.table.insurance import close_open
 from shoe_controller.table.lifecycle import BLOCKED, INSURANCE

@@ -21,13 +21,13 @@ from types import MappingProxyType
 from typing import Any
 
 from shoe_controller.table import device_inputs
+from shoe_controller.table.action_registry import on_supervisor
 from shoe_controller.table.books import ShoeBook, to_plain
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.context import EPOCH, Context, DeviceBoard, Refusing
-from shoe_controller.table.counting import time_went_back
+from shoe_controller.table.device_counters import time_went_back
+from shoe_controller.table.edge_reports import on_report
 from shoe_controller.table.holds import hold_after_bug
-from shoe_controller.table.supervisor import on_supervisor
-from shoe_controller.table.surveillance import on_report
 from shoe_controller.table.view import TableView, indicator, view
 from shoe_controller.vocab.events import Event, iso_time
 from shoe_controller.vocab.inputs import (

@@ -1,4 +1,4 @@
-"""shoectl's supervisor actions: one command per action in the registry (table/actions.py),
+"""shoectl's supervisor actions: one command per action in the registry (table/action_specs.py),
 sent to the daemon, which checks who may act."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from shoe_controller.cli.shoectl.plumbing import (
 )
 from shoe_controller.cli.shoectl.render import Painter
 from shoe_controller.cli.shoectl.wording import in_shoectl_words
-from shoe_controller.table.actions import POSITION_NAMES, Action, Arg
+from shoe_controller.table.action_specs import POSITION_NAMES, Action, Arg
 
 
 def _arg_option(arg: Arg) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -48,7 +48,7 @@ def _arg_option(arg: Arg) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     )
 
 
-# One line for `shoectl --help`; the command's own --help gives table/actions.py's full text.
+# One line for `shoectl --help`; the command's own --help gives table/action_specs.py's full text.
 
 
 def action_command(action: Action) -> click.Command:

@@ -59,7 +59,7 @@ from shoe_controller.cli.shoectl.render import (
 from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.cli.shoectl.wording import in_shoectl_words
 from shoe_controller.service.scoreboard.svg import board_svg
-from shoe_controller.table.actions import ACTIONS
+from shoe_controller.table.action_specs import ACTIONS
 
 DEFAULT_SOCKET = "/run/shoe-controller/control.sock"
 SOCKET_ENV = "SHOECTL_SOCKET"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from shoe_controller.table.actions import ACTIONS
+from shoe_controller.table.action_specs import ACTIONS
 
 # `confirm card=..`, `missed card=.. position=..`: an action with its arguments.
 _ACTION_WITH_ARGUMENTS = re.compile(

@@ -1,10 +1,11 @@
 """A shoe's events read back from the journal: what the scoreboard redraws from after a
 restart, and what `shoectl road` is answered from.
 
-The journal is read in chunks of seq (`events_after`), only through its public queries; each
-read is bounded, because the daemon's loop is the one the cards wait on. A shoe's dealing
-lies between the end of the shoe before it and its own `shoe.ended` (a batch shuffler's
-`shoe.shuffled` for the next shoe may come while it is dealt, and is not needed here).
+The journal is read through its reader (`journal.reads`, a JournalReader) in chunks of seq
+(`events_after`); each read is bounded, because the daemon's loop is the one the cards wait
+on. A shoe's dealing lies between the end of the shoe before it and its own `shoe.ended` (a
+batch shuffler's `shoe.shuffled` for the next shoe may come while it is dealt, and is not
+needed here).
 """
 
 from __future__ import annotations

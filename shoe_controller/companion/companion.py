@@ -1,0 +1,278 @@
+"""The surveillance companion: follows the table's events, analyses the next round exactly on the
+cards not seen, and reports it to the controller (issue 15, docs/surveillance.md).
+
+`shoe-controller surveillance --config FILE` runs this in a process of its own, so that the
+daemon never loads numpy and the analysis (a few milliseconds a round) never stands between
+a card and its ACK. It reads only what the control socket shows: the journal's events, which
+name a card only once it is public (R15), through one connection that follows them
+(`events` with `follow`, from the end of the last shoe before the one in play), and sends a
+`report` on a second connection after every round, after a burn and when a shoe opens
+(`sightings.DUE_AFTER`). The daemon journals it; the table raises `surveillance.edge` when a
+bet's player edge rises above the threshold. Catching up (at start, or after the daemon
+restarted) analyses only the latest state; events that come together are analysed once.
+
+`Analyst` is the part without I/O: events in, report requests out.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import structlog
+
+from shoe_controller.game.odds import CARD_KINDS, Composition, OddsError
+from shoe_controller.game.payouts import pay_table
+from shoe_controller.game.surveillance.edge import bet_edges, cards_left_by_rank
+from shoe_controller.game.surveillance.sightings import ShoeSightings
+from shoe_controller.service.config import Config
+from shoe_controller.table.config import SHUFFLER_DEALER
+from shoe_controller.vocab.cards import Card
+from shoe_controller.vocab.events import EventType
+
+log = structlog.get_logger("surveillance")
+
+TIMEOUT_S = 15.0
+RECONNECT_MIN_S, RECONNECT_MAX_S = 0.5, 10.0
+READ_BYTES = 65536
+
+
+class ReportRefused(Exception):  # noqa: N818 - an answer, not a crash
+    """The controller refused what the companion sent: `code` and `text` from its answer."""
+
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(f"{text} ({code})")
+        self.code = code
+        self.text = text
+
+
+# ---------------------------------------------------------------------- the analysis
+
+
+@dataclass
+class Analyst:
+    """Events of the table in, the next round's report out (no I/O, no clock).
+
+    `decks` and `table` (the pay table with the house's overrides, R14.2) say what a full shoe
+    holds and what each bet pays; `big_small_last_round` is R14.1's round (config).
+    """
+
+    decks: int
+    table: Mapping[str, Decimal]
+    big_small_last_round: int
+    shoes: dict[int, ShoeSightings] = field(default_factory=dict)
+    due: int | None = None  # the shoe whose next round waits for an analysis
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        """One event of the stream (PUSH_API.md form), in seq order."""
+        shoe = event.get("shoe")
+        if not isinstance(shoe, int) or str(event.get("type", "")).startswith("surveillance."):
+            return
+        sightings = self.shoes.get(shoe)
+        if sightings is None:
+            sightings = self.shoes[shoe] = ShoeSightings(shoe)
+            for old in [number for number in self.shoes if number < shoe - 1]:
+                del self.shoes[old]  # a batch shuffler's next shoe may come before the end
+        if sightings.feed(event):
+            self.due = shoe
+        elif event.get("type") == EventType.SHOE_ENDED and self.due == shoe:
+            self.due = None
+
+    def composition(self, seen: Counter[Card]) -> Composition:
+        """The cards not seen: a full shoe less every card out with a public identity. A
+        card seen more often than the shoe holds (a confirmed duplicate) leaves none of it."""
+        counts = [self.decks] * CARD_KINDS
+        for card, times in seen.items():
+            counts[card.index] = max(0, counts[card.index] - times)
+        return Composition(tuple(counts))
+
+    def report(self) -> dict[str, Any] | None:
+        """The `report` request for the shoe that is due, of the moment it became due, or
+        None (nothing due; fewer than the six cards a round can take). Clears what was due."""
+        shoe, self.due = self.due, None
+        sightings = self.shoes.get(shoe) if shoe is not None else None
+        basis = sightings.basis if sightings is not None else None
+        if sightings is None or basis is None:
+            return None
+        composition = self.composition(basis.seen)
+        try:
+            edges = bet_edges(
+                composition,
+                self.table,
+                big_small_open=basis.big_small_open(self.big_small_last_round),
+            )
+        except OddsError:
+            return None
+        request = {
+            "cmd": "report",
+            "shoe": sightings.shoe,
+            "round": basis.next_round,
+            "after_seq": basis.seq,
+            "cards_left": cards_left_by_rank(composition),
+            "bets": {name: edge.to_json() for name, edge in edges.items()},
+        }
+        return request
+
+
+def analyst_for(config: Config) -> Analyst:
+    procedures = config.procedures
+    return Analyst(procedures.decks, pay_table(config.payouts), procedures.big_small_last_round)
+
+
+# ---------------------------------------------------------------------- the socket
+
+
+class Connection:
+    """One connection to the control socket: JSON lines both ways (docs/control.md)."""
+
+    def __init__(self, path: str, timeout: float = TIMEOUT_S) -> None:
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.settimeout(timeout)
+        try:
+            self._sock.connect(path)
+        except OSError:
+            self._sock.close()
+            raise
+        self._buffer = b""
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def request(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Send one request; its result, or ReportRefused with the answer's error."""
+        self._sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
+        answer = self._line(block=True)
+        assert answer is not None
+        if not answer.get("ok"):
+            error = answer.get("error") or {}
+            raise ReportRefused(str(error.get("code")), str(error.get("text")))
+        return answer.get("result") or {}
+
+    def lines(self, wait: float | None) -> Iterator[dict[str, Any]]:
+        """The lines that are there now (after waiting up to `wait` s for the first)."""
+        line = self._line(block=False, wait=wait)
+        while line is not None:
+            yield line
+            line = self._line(block=False, wait=0.0)
+
+    def _line(self, *, block: bool, wait: float | None = None) -> dict[str, Any] | None:
+        while b"\n" not in self._buffer:
+            if not block:
+                readable, _, _ = select.select([self._sock], [], [], wait)
+                if not readable:
+                    return None
+            data = self._sock.recv(READ_BYTES)
+            if not data:
+                raise ConnectionError("the controller closed the connection")
+            self._buffer += data
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        value = json.loads(line)
+        if not isinstance(value, dict):
+            raise ConnectionError("the controller sent a line that is not an object")
+        return value
+
+
+class Companion:
+    """Follows one controller's events and reports each next round (the process's loop)."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        socket_path: str | None = None,
+        on_report: Callable[[Mapping[str, Any], Mapping[str, Any] | None], None] | None = None,
+    ) -> None:
+        self._config = config
+        self._path = socket_path or config.control.socket
+        self._on_report = on_report
+        self._stopped = False
+        self.analyst = analyst_for(config)
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def run(self) -> None:
+        """Follow and report until stopped; a lost controller is reached again (backoff)."""
+        delay = RECONNECT_MIN_S
+        while not self._stopped:
+            try:
+                self._session()
+                delay = RECONNECT_MIN_S
+            except ReportRefused as error:
+                if error.code == "not_authorized":
+                    raise
+                log.warning("controller refused", code=error.code, text=error.text)
+            except (OSError, ConnectionError, ValueError) as error:
+                log.warning("controller not reachable", error=str(error), retry_s=delay)
+            if self._stopped:
+                return
+            time.sleep(delay)
+            delay = min(RECONNECT_MAX_S, delay * 2)
+
+    def _session(self) -> None:
+        """One stretch with the controller: catch up on the shoe in play, then follow."""
+        self.analyst = analyst_for(self._config)  # every session starts from the journal
+        # The events since the end of the shoe before the one in play (a shoe's first
+        # events come after it; a journal without one is read from its start).
+        ended = self._ask({"cmd": "events", "types": ["shoe.ended"], "limit": 1})
+        after = max((event["seq"] for event in ended.get("events", ())), default=0)
+        following = Connection(self._path)
+        try:
+            first = following.request({"cmd": "events", "follow": True, "after": after})
+            live_from = int(first.get("from_seq", 0))
+            caught_up = live_from <= after
+            log.info("following", after_seq=after, live_from=live_from)
+            while not self._stopped:
+                for line in following.lines(wait=1.0):
+                    event = line.get("event")
+                    if isinstance(event, dict):
+                        self.analyst.feed(event)
+                        caught_up = caught_up or int(event.get("seq", 0)) >= live_from
+                if caught_up and self.analyst.due is not None:
+                    self._report()
+        finally:
+            following.close()
+
+    def _ask(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """One request on a fresh connection (a report may come minutes after the last one:
+        longer than the socket lets a connection idle)."""
+        connection = Connection(self._path)
+        try:
+            return connection.request(request)
+        finally:
+            connection.close()
+
+    def _report(self) -> None:
+        request = self.analyst.report()
+        if request is None:
+            return
+        try:
+            result: Mapping[str, Any] | None = self._ask(request)
+        except ReportRefused as error:
+            if error.code != "stale":
+                raise
+            log.debug("report stale", shoe=request["shoe"], text=error.text)
+            result = None
+        else:
+            assert result is not None
+            raised = [e["data"]["bet"] for e in result.get("events", ()) if "data" in e]
+            log.info("reported", shoe=request["shoe"], round=request["round"], events=raised)
+        if self._on_report is not None:
+            self._on_report(request, result)
+
+
+def nothing_to_watch(config: Config) -> str | None:
+    """Why there is nothing to analyse at this table, or None."""
+    if config.procedures.mode == SHUFFLER_DEALER:
+        return (
+            "a continuous shuffler-dealer puts every round's cards back (R2.5): each round is"
+            " dealt from the full set, so no bet's edge ever moves"
+        )
+    return None

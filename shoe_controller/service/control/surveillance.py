@@ -1,0 +1,196 @@
+"""The control socket's surveillance requests: `report` from the companion, `edge` for shoectl,
+and who may see the surveillance events (issue 15, docs/surveillance.md).
+
+Only root, the daemon's own user and members of `[surveillance] group` may send a report or
+ask for the edges; everyone else also has the `surveillance.*` events taken out of the
+answers they get (`events`, `round`, `outbox`, the followed stream): a live "hot shoe" feed
+in the pit invites preferential shuffling. A report is checked here first, so that a stale
+one (another shoe, or not newer than the last) is answered without touching the journal,
+then journaled as a `SurveillanceReport` input with the house's threshold and the sender's
+OS user, like any input (the table's `surveillance` part makes the events).
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from shoe_controller.service.config import Config
+from shoe_controller.service.control.requests import ControlError, optional_int
+from shoe_controller.service.peers import Peer, group_refusal, os_user_note
+from shoe_controller.store.controller import Controller
+from shoe_controller.store.errors import JournalOutcomeUnknown
+from shoe_controller.store.journal import JournalError, RecordInvalid, StoredEvent
+from shoe_controller.table.edge_watch import EdgeWatch, history, report_problem, summary
+from shoe_controller.vocab.events import SURVEILLANCE_FAMILY
+from shoe_controller.vocab.inputs import Input, SurveillanceReport
+
+COMMANDS = ("report", "edge")
+KEPT_SHOES = 3  # ended shoes whose reports `edge --shoe` still shows (until a restart)
+# The answers that carry events, and where: what a peer outside the group does not see.
+_EVENT_LISTS = {"events": "events", "round": "events", "outbox": "waiting"}
+
+
+def is_surveillance(event_type: Any) -> bool:
+    return isinstance(event_type, str) and event_type.split(".")[0] == SURVEILLANCE_FAMILY
+
+
+class SurveillanceDesk:
+    """Answers `report` and `edge`, and says who may see the surveillance events."""
+
+    def __init__(
+        self,
+        controller: Controller,
+        config: Config,
+        clock: Callable[[], float],
+        submit: Callable[[Input], list[StoredEvent]],
+        lookup: Callable[[str], Any] = grp.getgrnam,
+    ) -> None:
+        self._controller = controller
+        self._settings = config.surveillance
+        self._clock = clock
+        self._submit = submit
+        self._lookup = lookup
+        self._kept: dict[int, EdgeWatch] = {}  # shoe -> its reports, the latest shoes
+
+    # ------------------------------------------------------------------ who
+
+    def authorize(self, peer: Peer) -> str | None:
+        """None when `peer` may report and see the edges, else why not: root, the daemon's
+        own user (the companion runs as it), members of the surveillance group."""
+        if peer.uid in (0, os.geteuid()):
+            return None
+        return group_refusal(
+            peer,
+            self._settings.group,
+            "surveillance",
+            "only root and the controller's own user see the edges",
+            self._lookup,
+        )
+
+    def hidden_from(self, peer: Peer) -> bool:
+        """True when `peer` may not see the surveillance events."""
+        return self.authorize(peer) is not None
+
+    def as_seen_by(self, peer: Peer, command: Any, result: dict[str, Any]) -> dict[str, Any]:
+        """An answer's `result` as `peer` may see it: without the surveillance events unless
+        it is of the group (only the answers that list events are looked at)."""
+        key = _EVENT_LISTS.get(command) if isinstance(command, str) else None
+        if key is None or key not in result or not self.hidden_from(peer):
+            return result
+        kept = [entry for entry in result[key] if not is_surveillance(entry.get("type"))]
+        return {**result, key: kept}
+
+    # ------------------------------------------------------------------ requests
+
+    def answer(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
+        """The result of `report` or `edge` for an authorized peer; ControlError otherwise."""
+        if request.get("cmd") == "report":
+            return self._report(request, peer)
+        return self._edge(request)
+
+    def _report(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
+        values = {}
+        for name in ("shoe", "round", "after_seq"):
+            value = optional_int(request, name, low=0)
+            if value is None:
+                raise ControlError("bad_request", f"report needs {name}: a whole number")
+            values[name] = value
+        for name in ("cards_left", "bets"):
+            if not isinstance(request.get(name), Mapping):
+                raise ControlError("bad_request", f"report needs {name}: an object")
+        report = SurveillanceReport(
+            at=self._clock(),
+            shoe=values["shoe"],
+            round=values["round"],
+            after_seq=values["after_seq"],
+            cards_left=dict(request["cards_left"]),
+            bets={
+                name: dict(bet) if isinstance(bet, Mapping) else bet
+                for name, bet in request["bets"].items()
+            },
+            threshold=self._settings.threshold,
+            os_user=os_user_note(peer),
+        )
+        problem = report_problem(report)
+        if problem is not None:
+            raise ControlError("bad_request", f"report: {problem}")
+        self._check_fresh(report)
+        try:
+            stored = self._submit(report)
+        except JournalOutcomeUnknown as error:
+            raise ControlError(
+                "outcome_unknown", f"the disk failed while storing the report: {error}"
+            ) from None
+        except (JournalError, RecordInvalid) as error:
+            raise ControlError("not_stored", f"the report was not stored: {error}") from None
+        book = self._controller.table.book
+        if book.number == report.shoe:
+            self._keep(report.shoe, book.surveillance)
+        refused = [event for event in stored if event.type == "procedure.alert"]
+        if refused:  # the table's own check (cannot happen after the ones above)
+            raise ControlError("refused", str(refused[0].data.get("text")))
+        return {
+            "accepted": True,
+            "shoe": report.shoe,
+            "round": report.round,
+            "threshold": report.threshold,
+            "events": [event.to_wire() for event in stored],
+        }
+
+    def _check_fresh(self, report: SurveillanceReport) -> None:
+        """A report for another shoe, or not newer than the last, is answered `stale` and
+        not journaled: the companion catching up sends such reports, and they say nothing."""
+        book = self._controller.table.book
+        if not book.open or book.number != report.shoe:
+            now = f"shoe {book.number} is open" if book.open else "no shoe is open"
+            raise ControlError("stale", f"report for shoe {report.shoe}: {now}")
+        latest = book.surveillance.latest
+        if latest is not None and report.after_seq <= latest.after_seq:
+            raise ControlError(
+                "stale",
+                f"report after seq {report.after_seq}: the table has one after seq"
+                f" {latest.after_seq}",
+            )
+
+    def _keep(self, shoe: int, watch: EdgeWatch) -> None:
+        self._kept[shoe] = watch
+        for old in sorted(self._kept)[:-KEPT_SHOES]:
+            del self._kept[old]
+
+    def _edge(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The latest report of a shoe (default: the open one, else the last reported),
+        with the bets above the threshold, the shoe's summary and history."""
+        shoe = optional_int(request, "shoe", low=0)
+        book = self._controller.table.book
+        if book.surveillance.reports:
+            self._keep(book.number, book.surveillance)
+        if shoe is None:
+            shoe = book.number if book.surveillance.reports or not self._kept else max(self._kept)
+        watch = self._kept.get(shoe)
+        latest = watch.latest if watch is not None else None
+        if watch is None or latest is None:
+            raise ControlError(
+                "not_found",
+                f"no surveillance report for shoe {shoe} (is shoe-controller surveillance"
+                " running? reports of a shoe that ended before the controller restarted are"
+                " only in the journal)",
+            )
+        return {
+            "shoe": shoe,
+            "open": book.open and book.number == shoe,
+            "round": latest.round,
+            "at": latest.at,
+            "after_seq": latest.after_seq,
+            "threshold": latest.threshold,
+            "cards_left": dict(latest.cards_left),
+            "bets": {name: dict(values) for name, values in latest.bets.items()},
+            "raised": {
+                name: {"since_round": raised.since_round, "largest_edge": raised.largest_edge}
+                for name, raised in watch.raised.items()
+            },
+            "summary": summary(watch),
+            "history": history(watch),
+        }

@@ -1,0 +1,6 @@
+"""A private RabbitMQ node on 127.0.0.1 for tests and benches (broker.py says how)."""
+
+from shoe_testkit.broker.broker import Broker, BrokerError
+from shoe_testkit.broker.node import missing, scripts_dir
+
+__all__ = ["Broker", "BrokerError", "missing", "scripts_dir"]
