@@ -165,3 +165,53 @@ def _plain(text: str, style: str | None = None) -> str:
 
 
 _plain.enabled = False  # type: ignore[attr-defined]
+
+
+# ---- what the mutation run found untested (issue 27) ------------------------------------
+
+
+def test_a_broken_hash_chain_is_critical_and_says_to_keep_the_journal() -> None:
+    broken = {"intact": False, "first_bad": "event seq 9 (input 4)", "problem": "hash differs"}
+    answer = status(devices=[device("connected")])
+    answer["controller"]["journal_chain"] = broken
+    health = assess(answer, HealthSection())
+    assert health["level"] == CRITICAL
+    (problem,) = health["problems"]
+    assert problem["text"] == "journal chain broken at event seq 9 (input 4): hash differs"
+    assert "shoe-controller verify --journal COPY" in problem["action"]
+    answer["controller"]["journal_chain"] = {"intact": True, "first_bad": None}
+    assert assess(answer, HealthSection())["level"] == OK
+
+
+@pytest.mark.parametrize(("severity", "level"), [(1, WARNING), (2, CRITICAL), (3, CRITICAL)])
+def test_a_device_fault_of_severity_error_or_worse_is_critical(severity: int, level: int) -> None:
+    # PROTOCOL.md: severity 1 warning, 2 error, 3 fatal.
+    fault = {"device": "shuffler", "code": 0x0301, "severity": severity, "text": "jam"}
+    answer = status(devices=[device("connected")], table={"faults": [fault]})
+    assert levels(answer) == [(level, "shuffler fault 0x0301: jam")]
+
+
+def test_a_device_not_configured_that_is_disconnected_is_a_warning() -> None:
+    # A shuffler plugged in without a [shuffler] section and unplugged again: worth a look,
+    # never a stop; while connected it is no problem at all.
+    spare = {"device": "shuffler", "configured": False, "status": "disconnected"}
+    assert levels(status(devices=[device("connected"), spare])) == [
+        (WARNING, "shuffler is disconnected")
+    ]
+    plugged = {**spare, "status": "connected"}
+    assert levels(status(devices=[device("connected"), plugged])) == []
+
+
+def test_a_backlog_whose_age_is_not_known_yet_is_not_judged_by_age() -> None:
+    outbox = {"sinks": [sink("server", backlog=4, oldest_waiting_age_s=None)]}
+    assert levels(status(devices=[device("connected")], outbox=outbox)) == []
+
+
+def test_an_error_rate_keeps_the_sample_at_the_span_start_and_drops_older_ones() -> None:
+    rate = ErrorRate(span=60.0)
+    rate.sample(0.0, 0)
+    rate.sample(60.0, 5)
+    rate.sample(120.0, 7)
+    assert rate.per_minute() == 2  # 60 s ago is inside the span: 7 - 5, not 7 - 0
+    rate.sample(150.0, 9)
+    assert rate.per_minute() == 4  # the sample at 60 s is kept until one at or before 90 s
