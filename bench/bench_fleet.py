@@ -28,8 +28,17 @@ headers and properties, the same 200-message window) with no table, journal or s
 "commit" is the moment a message is made. sink/bare ratios show what the controller's
 journal-backed delivery costs over the broker itself.
 
+Against a cluster (issue 30): `--cluster 3` starts a private three-node cluster
+(`shoe_testkit.broker.Cluster`) and gives every sink its nodes; `--urls URL,URL,...` names
+the nodes of a cluster already running (its figures are then the publishers' only: the
+broker's memory, CPU and disk are read on the nodes the bench started). Either way each sink
+shuffles the nodes and connects to the first (delivery/amqp_nodes.py), and the bare
+publisher of the same table connects to that same node, so both spread alike; the queue is
+then a quorum queue (led by the first node).
+
 Run: python bench/bench_fleet.py [--quick] [--tables 1,10,100,300] [--workers 2]
          [--modes pace,flat] [--dir DIR (the journals' disk)] [--queue-type classic|quorum]
+         [--cluster N | --urls URL,URL,...]
 """
 
 from __future__ import annotations
@@ -49,7 +58,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -57,11 +66,12 @@ from typing import Any
 import aio_pika
 import structlog
 from latency import percentile
-from shoe_testkit.broker import Broker, missing
+from shoe_testkit.broker import Broker, Cluster, missing
 from shoe_testkit.perfect_dealer import deal_shoe
 
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp import HEADER_SEQ, AmqpConfig, AmqpSink
+from shoe_controller.delivery.amqp_nodes import shuffled
 from shoe_controller.delivery.sink_backlog import SinkBacklog
 from shoe_controller.service.config import from_mapping
 from shoe_controller.store.controller import Controller
@@ -79,6 +89,11 @@ MB = 1024 * 1024
 
 
 # ---------------------------------------------------------------------- pure parts
+
+
+def table_rand(index: int) -> Callable[[], float]:
+    """Table `index`'s random draws: the first orders its nodes, for sink and bare alike."""
+    return random.Random(f"table {index}").random
 
 
 def table_id(index: int) -> str:
@@ -244,7 +259,7 @@ class WorkerSpec:
     contender: str  # "bare" or "sink"
     mode: str  # "pace" or "flat"
     tables: range
-    url: str
+    urls: tuple[str, ...]  # the broker's nodes (one for a single node)
     exchange: str
     directory: str
     seconds: float
@@ -272,7 +287,8 @@ class SinkTable:
                 self.journal.sinks.mark_delivered(SINK, stored[-1].seq)
                 self.ledger.preload(stored[-1].seq)
         config = AmqpConfig(
-            url=spec.url,
+            url=spec.urls[0],
+            urls=spec.urls if len(spec.urls) > 1 else (),
             table_id=table_id(index),
             controller_id=controller_id(index),
             key_file=key,
@@ -280,7 +296,11 @@ class SinkTable:
             window=WINDOW,
         )
         self.sink = AmqpSink(
-            SINK, SinkBacklog(self.journal, SINK), config, on_delivered=self._delivered
+            SINK,
+            SinkBacklog(self.journal, SINK),
+            config,
+            on_delivered=self._delivered,
+            rand=table_rand(index),  # its nodes' order: the bare table of this index's too
         )
         self._task: asyncio.Task[None] | None = None
         self._backlog = spec.backlog
@@ -333,8 +353,9 @@ class BareTable:
         self._seq = 0
         self._spec = spec
         self._key = pushapi.SigningKey.from_file(key)
+        node = shuffled(spec.urls, table_rand(index))[0]  # the sink's first node
         self._config = AmqpConfig(
-            url=spec.url, table_id=table_id(index), controller_id="-", key_file=key
+            url=node, table_id=table_id(index), controller_id="-", key_file=key
         )
         self._window = asyncio.Semaphore(WINDOW)
         self._connection: aio_pika.abc.AbstractConnection | None = None
@@ -507,11 +528,12 @@ def worker_main(spec: WorkerSpec, meet: Rendezvous, results: Any) -> None:
 
 
 class BrokerSampler:
-    """The broker VM's resident memory and CPU, read from /proc (no rabbitmqctl: that boots
-    an Erlang VM of its own, a CPU burst that would disturb the measurement)."""
+    """The broker VMs' resident memory and CPU (summed over a cluster's nodes), read from
+    /proc (no rabbitmqctl: that boots an Erlang VM of its own, a CPU burst that would
+    disturb the measurement). No pids (a cluster the bench did not start): zeros."""
 
-    def __init__(self, pid: int, every_s: float = 0.25) -> None:
-        self._pid = pid
+    def __init__(self, pids: Sequence[int], every_s: float = 0.25) -> None:
+        self._pids = list(pids)
         self._every = every_s
         self.peak_rss = 0
         self._stop = threading.Event()
@@ -531,19 +553,27 @@ class BrokerSampler:
             self._stop.wait(self._every)
 
     def rss(self) -> int:
-        with contextlib.suppress(OSError, ValueError):
-            for line in Path(f"/proc/{self._pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-        return 0
+        return sum(_rss(pid) for pid in self._pids)
 
     def cpu_s(self) -> float:
-        try:
-            raw = Path(f"/proc/{self._pid}/stat").read_text()
-        except OSError:
-            return 0.0
-        fields = raw[raw.rindex(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return sum(_cpu_s(pid) for pid in self._pids)
+
+
+def _rss(pid: int) -> int:
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _cpu_s(pid: int) -> float:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -563,9 +593,35 @@ class BrokerMemory:
             rss=int(memory["total"]["rss"]),
             total=int(memory["total"]["erlang"]),
             connections=sum(int(v) for k, v in memory.items() if k.startswith("connection_")),
-            queues=int(memory["queue_procs"]),
+            queues=int(memory["queue_procs"]) + int(memory.get("quorum_queue_procs", 0)),
             binary=int(memory["binary"]),
         )
+
+    @classmethod
+    def summed(cls, nodes: Sequence[Broker]) -> BrokerMemory:
+        """Summed over a cluster's nodes (zeros when the bench started none)."""
+        each = [cls.of(node) for node in nodes]
+        return cls(*(sum(getattr(m, f.name) for m in each) for f in dataclasses.fields(cls)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """Where the tables publish: the nodes' URLs, and the nodes themselves when the bench
+    started them (their memory, CPU and disk are read; an outside cluster's are not)."""
+
+    urls: tuple[str, ...]
+    nodes: tuple[Broker, ...]
+    description: str
+
+    @property
+    def url(self) -> str:
+        return self.urls[0]
+
+    def disk(self) -> int:
+        return sum(tree_bytes(node.directory / "mnesia") for node in self.nodes)
+
+    def pids(self) -> list[int]:
+        return [node.beam_pid for node in self.nodes if node.beam_pid is not None]
 
 
 def tree_bytes(path: Path) -> int:
@@ -627,14 +683,28 @@ async def read_back(url: str, queue: str, count: int) -> dict[str, list[int]]:
     return received
 
 
-def settled_count(broker: Broker, queue: str, expected: int, patience_s: float = 30.0) -> int:
+async def queue_length(url: str, queue: str) -> int:
+    """The queue's messages as its declare-ok counts them (any broker, no CLI)."""
+    async with await aio_pika.connect(url) as connection:
+        channel = await connection.channel()
+        declared = await channel.declare_queue(queue, passive=True)
+        return int(declared.declaration_result.message_count or 0)
+
+
+def settled_count(target: Target, queue: str, expected: int, patience_s: float = 30.0) -> int:
     """The queue's message count once it reaches `expected` or stops growing: a quorum
     queue reports its count every few seconds, not at once."""
+
+    def count_now() -> int:
+        if target.nodes:
+            return next(n for n in target.nodes if n.running).cli.queue_messages(queue)
+        return asyncio.run(queue_length(target.url, queue))
+
     deadline = time.monotonic() + patience_s
-    count, previous, steady = broker.cli.queue_messages(queue), -1, 0
+    count, previous, steady = count_now(), -1, 0
     while count < expected and time.monotonic() < deadline and steady < 5:
         time.sleep(1.0)
-        previous, count = count, broker.cli.queue_messages(queue)
+        previous, count = count, count_now()
         steady = steady + 1 if count == previous else 0
     return count
 
@@ -706,14 +776,14 @@ def worker_failure(results: Any) -> str:
 
 
 def run_one(
-    broker: Broker, args: argparse.Namespace, *, mode: str, tables: int, contender: str, seed: int
+    target: Target, args: argparse.Namespace, *, mode: str, tables: int, contender: str, seed: int
 ) -> RunResult:
     seconds = args.pace_seconds if mode == "pace" else args.flat_seconds
     name = f"fleet.{mode}.{tables}.{contender}.{secrets.token_hex(3)}"
     exchange, queue = f"{name}.events", f"{name}.all"
-    asyncio.run(declare_queue(broker.url, exchange, queue, args.queue_type))
-    memory_idle = BrokerMemory.of(broker)
-    disk_before = tree_bytes(broker.directory / "mnesia")
+    asyncio.run(declare_queue(target.url, exchange, queue, args.queue_type))
+    memory_idle = BrokerMemory.summed(target.nodes)
+    disk_before = target.disk()
     context = multiprocessing.get_context("spawn")
     layout = split(tables, args.workers)
     meet = Rendezvous.for_workers(context, len(layout))
@@ -728,7 +798,7 @@ def run_one(
                         contender,
                         mode,
                         share,
-                        broker.url,
+                        target.urls,
                         exchange,
                         tmp,
                         seconds,
@@ -747,9 +817,8 @@ def run_one(
         try:
             try:
                 meet.ready.wait(SETUP_TIMEOUT_S)
-                memory_connected = BrokerMemory.of(broker)
-                assert broker.beam_pid is not None
-                with BrokerSampler(broker.beam_pid) as sampler:
+                memory_connected = BrokerMemory.summed(target.nodes)
+                with BrokerSampler(target.pids()) as sampler:
                     meet.go_at.value = time.monotonic() + 0.2
                     meet.go.wait(SETUP_TIMEOUT_S)
                     cpu_start = sampler.cpu_s()
@@ -757,7 +826,7 @@ def run_one(
                     broker_cpu_s = sampler.cpu_s() - cpu_start
                     meet.drained.wait(DRAIN_TIMEOUT_S + 60)
                     broker_cpu_total_s = sampler.cpu_s() - cpu_start
-                memory_end = BrokerMemory.of(broker)  # all confirmed, connections still open
+                memory_end = BrokerMemory.summed(target.nodes)  # all confirmed, still connected
                 meet.release.wait(SETUP_TIMEOUT_S)
             except threading.BrokenBarrierError:
                 failure = worker_failure(results)
@@ -774,15 +843,15 @@ def run_one(
     if failed:
         raise RuntimeError(f"{mode} {tables} {contender}: a worker failed: {failed[0]}")
     confirmed = sum(report["committed"] - report["unconfirmed"] for report in reports)
-    queued = settled_count(broker, queue, confirmed)
-    disk_bytes = tree_bytes(broker.directory / "mnesia") - disk_before
+    queued = settled_count(target, queue, confirmed)
+    disk_bytes = target.disk() - disk_before
     published = {table: seqs for report in reports for table, seqs in report["published"].items()}
     check = None
     if not args.no_consume:
         check = check_delivery(
-            asyncio.run(read_back(broker.url, queue, max(queued, confirmed))), published
+            asyncio.run(read_back(target.url, queue, max(queued, confirmed))), published
         )
-    asyncio.run(delete_queue(broker.url, exchange, queue))
+    asyncio.run(delete_queue(target.url, exchange, queue))
     return RunResult(
         mode=mode,
         tables=tables,
@@ -831,16 +900,16 @@ commit/s   events committed per second (bare: messages made); confirm/s: confirm
 p50/p99    commit to broker confirm, over every event committed in the window
 delivered  the queue holds every event confirmed, read back and de-duplicated by message_id:
            none missing, each table in order; dup: sent again after a confirm timed out
-RSS MB     the broker's resident memory (NodeCli.memory_bytes): before the run, with every
-           connection open, once all was confirmed (queue full, connections open); peak:
-           sampled from /proc while publishing
+RSS MB     the broker's resident memory (NodeCli.memory_bytes; a cluster's nodes summed):
+           before the run, with every connection open, once all was confirmed (queue full,
+           connections open); peak: sampled from /proc while publishing
 erl MB     the VM's own count at the end; buf MB: of it, binaries (socket buffers, bodies)
 KB/conn    the connection processes' memory per table at the end
 brk cores  broker CPU cores busy in the window; brk us/ev: broker CPU from the start until
            all was confirmed, per event (its idle work included: large at dealing pace)
 wrk cores  the publishing processes' CPU; conn s: time to open every connection
 drain s    after the last commit until every event was confirmed
-disk B/ev  what the node's data directory grew by, per message queued"""
+disk B/ev  what the data directories grew by, per message queued (a cluster: every replica)"""
 
 
 def delivery_row(result: RunResult) -> str:
@@ -913,9 +982,12 @@ def main(argv: list[str] | None = None) -> int:
         "--queue-type", choices=("classic", "quorum"), default="classic", help="the consumer queue"
     )
     parser.add_argument("--dir", default=None, help="where the journals go (their disk)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--cluster", type=int, default=0, help="start a private N-node cluster")
+    where.add_argument("--urls", default="", help="a running cluster's nodes, comma-separated")
     args = parser.parse_args(argv)
     reason = missing()
-    if reason is not None:
+    if reason is not None and not args.urls:
         print(f"no broker here: {reason}", file=sys.stderr)
         return 2
     tables = [
@@ -926,41 +998,68 @@ def main(argv: list[str] | None = None) -> int:
         args.pace_seconds = 6.0 if args.quick else 25.0
     if args.flat_seconds is None:
         args.flat_seconds = 3.0 if args.quick else 12.0
+    if (args.cluster or args.urls) and args.queue_type == "classic":
+        args.queue_type = "quorum"  # a cluster's consumers use quorum queues (docs/amqp.md)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
-    with Broker(base_dir=Path(args.dir) if args.dir else None) as broker:
-        version = broker.cli.ctl("version").strip()
+    with target_of(args) as target:
         print(
-            f"fleet bench: RabbitMQ {version} (one node, 127.0.0.1), {os.cpu_count()} cores,"
+            f"fleet bench: {target.description}, {os.cpu_count()} cores,"
             f" up to {args.workers} worker processes, one connection per table,"
             f" one durable {args.queue_type} queue bound to table.#, journals in"
             f" {args.dir or tempfile.gettempdir()}; pace = an input every"
             f" {PACE_S[0]:g}-{PACE_S[1]:g} s per table ({args.pace_seconds:g} s),"
             f" flat = as fast as each table can ({args.flat_seconds:g} s)"
         )
-        print(DELIVERY_HEADER)
-        done: list[RunResult] = []
-        seed = 0
-        failures = 0
-        for mode in modes:
-            for count in tables:
-                seed += 1000
-                results = {
-                    contender: run_one(
-                        broker, args, mode=mode, tables=count, contender=contender, seed=seed
-                    )
-                    for contender in CONTENDERS
-                }
-                for contender in CONTENDERS:
-                    print(delivery_row(results[contender]), flush=True)
-                    failures += not results[contender].lossless
-                    done.append(results[contender])
-                print(ratio_row(results["sink"], results["bare"]), flush=True)
-        print("\nthe broker and the publishers during the same runs")
+        done = run_all(target, args, tables, modes)
+    print(LEGEND)
+    return 1 if any(not result.lossless for result in done) else 0
+
+
+@contextlib.contextmanager
+def target_of(args: argparse.Namespace) -> Iterator[Target]:
+    """The broker the tables publish to: a private node, a private cluster, or the nodes
+    named by --urls."""
+    base_dir = Path(args.dir) if args.dir else None
+    if args.urls:
+        urls = tuple(url.strip() for url in args.urls.split(",") if url.strip())
+        yield Target(urls, (), f"the cluster of {len(urls)} node(s) at --urls")
+    elif args.cluster:
+        with Cluster(args.cluster, base_dir=base_dir) as cluster:
+            version = cluster.nodes[0].cli.ctl("version").strip()
+            description = f"RabbitMQ {version}, a cluster of {args.cluster} nodes on 127.0.0.1"
+            yield Target(tuple(cluster.urls), tuple(cluster.nodes), description)
+    else:
+        with Broker(base_dir=base_dir) as broker:
+            version = broker.cli.ctl("version").strip()
+            yield Target((broker.url,), (broker,), f"RabbitMQ {version} (one node, 127.0.0.1)")
+
+
+def run_all(
+    target: Target, args: argparse.Namespace, tables: list[int], modes: list[str]
+) -> list[RunResult]:
+    """Each mode and N, bare then sink, with their rows and ratios printed as they come."""
+    print(DELIVERY_HEADER)
+    done: list[RunResult] = []
+    seed = 0
+    for mode in modes:
+        for count in tables:
+            seed += 1000
+            results = {
+                contender: run_one(
+                    target, args, mode=mode, tables=count, contender=contender, seed=seed
+                )
+                for contender in CONTENDERS
+            }
+            for contender in CONTENDERS:
+                print(delivery_row(results[contender]), flush=True)
+                done.append(results[contender])
+            print(ratio_row(results["sink"], results["bare"]), flush=True)
+    if target.nodes:  # the broker's side: only of nodes the bench started and can read
+        print(f"\nthe broker ({len(target.nodes)} node(s), summed) during the same runs")
         print(BROKER_HEADER)
         for result in done:
             print(broker_row(result))
-    print(LEGEND)
-    return 1 if failures else 0
+    return done
 
 
 if __name__ == "__main__":

@@ -6,13 +6,16 @@ key `table.<table id>.<event type>`, the body the event object exactly as in PUS
 de-duplicate by it), the seq and the PUSH_API.md signature in headers. An event counts as
 delivered only once the broker confirmed it (publisher confirms). Up to `window` messages are
 in flight on one channel, which keeps them in order; a failure drops the connection and
-resends from the first unconfirmed one, so a consumer may see an event twice, never miss
-one. Imported only by a daemon with an amqp sink (aio-pika stays out of the others).
+resends from the first unconfirmed one, so a consumer may see an event twice, never miss one.
+A cluster's nodes (amqp_nodes.py) are tried in turn: a node that fails, refuses us or
+withholds its confirms for `timeout` is left for the next one. Imported only by a daemon
+with an amqp sink (aio-pika stays out of the others).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 from pathlib import Path
@@ -25,12 +28,21 @@ import aiormq.exceptions
 from yarl import URL
 
 from shoe_controller.delivery import pushapi
+from shoe_controller.delivery.amqp_nodes import Nodes, node_name, node_urls, safe_url
 from shoe_controller.delivery.sink import Backoff, Confirmed, RetryableError, Sink
 from shoe_controller.delivery.tls import client_context
 from shoe_controller.store.journal import OutboxEvent
 
+__all__ = ["HEADER_SEQ", "AmqpConfig", "AmqpConfigError", "AmqpSink", "routing_key", "safe_url"]
+
 HEADER_SEQ = "X-Shoe-Seq"
 _ROUTING_SAFE = str.maketrans({".": "_", "*": "_", "#": "_"})
+
+
+def routing_key(table_id: str, event_type: str) -> str:
+    """`table.<table id>.<event type>`."""
+    # A table id with a dot would shift every binding's words: routing keys are dotted.
+    return f"table.{table_id.translate(_ROUTING_SAFE)}.{event_type}"
 
 
 class AmqpConfigError(ValueError):
@@ -41,7 +53,8 @@ class AmqpConfigError(ValueError):
 class AmqpConfig:
     """Which broker and exchange, and how to sign. Holds file paths, never a secret."""
 
-    url: str  # amqp://user@host:5672/vhost or amqps://...; a password in it is allowed
+    url: str  # amqp://user@host:5672/vhost or amqps://...; a password in it is allowed;
+    # several nodes of a cluster as its hosts: amqp://user@mq1:5672,mq2:5672,mq3:5672/vhost
     table_id: str
     controller_id: str
     key_file: Path  # the table's PUSH_API.md key: signs each message
@@ -53,24 +66,31 @@ class AmqpConfig:
     timeout_s: float = 10.0  # to connect, and for a window's confirms
     window: int = 200  # messages awaiting the broker's confirm at once
     backoff: Backoff = dataclasses.field(default_factory=Backoff)
+    urls: tuple[str, ...] = ()  # a cluster's nodes, one URL each (then `url` is not used)
 
     def __post_init__(self) -> None:
-        parts = URL(self.url)
-        if parts.scheme not in ("amqp", "amqps") or not parts.host:
-            raise AmqpConfigError(f"url must be amqp://host... or amqps://host..., not {self!s}")
+        try:
+            node_urls(self.url, self.urls)
+        except ValueError as error:
+            raise AmqpConfigError(str(error)) from None
         if not 1 <= self.window <= 10_000:
             raise AmqpConfigError("window must be 1..10000")
 
     def __str__(self) -> str:
-        return safe_url(self.url)
+        return ", ".join(safe_url(url) for url in self.urls) if self.urls else safe_url(self.url)
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Each node's URL (one for a single broker)."""
+        return node_urls(self.url, self.urls)
 
     def routing_key(self, event_type: str) -> str:
-        # A table id with a dot would shift every binding's words: routing keys are dotted.
-        return f"table.{self.table_id.translate(_ROUTING_SAFE)}.{event_type}"
+        return routing_key(self.table_id, event_type)
 
-    def connect_options(self) -> dict[str, Any]:
-        """aio_pika.connect's keywords: the password from its file, TLS from the files."""
-        parts = URL(self.url)
+    def connect_options(self, node: str | None = None) -> dict[str, Any]:
+        """aio_pika.connect's keywords for `node` (default: the first): the password from
+        its file, TLS from the files."""
+        parts = URL(node if node is not None else self.nodes[0])
         password = parts.password or ""
         if self.password_file is not None:
             try:
@@ -93,14 +113,77 @@ class AmqpConfig:
         return options
 
 
-def safe_url(url: str) -> str:
-    """The URL without its password, for status and logs."""
-    parts = URL(url)
-    return str(parts.with_password(None)) if parts.password else url
+class BrokerLink:
+    """A sink's one connection and channel, to one node at a time: opened on the node to try
+    next, left (closed in the background) when it fails, so the next attempt goes to the
+    next node without waiting for a dead or blocked node to answer a close."""
+
+    def __init__(self, config: AmqpConfig, nodes: Nodes, log: Any) -> None:
+        self._config = config
+        self.nodes = nodes
+        self._log = log
+        self._connection: aio_pika.abc.AbstractConnection | None = None
+        self._exchange: aio_pika.abc.AbstractExchange | None = None
+        self._closing: set[asyncio.Task[None]] = set()
+
+    async def exchange(self, *, at: float, failures: int) -> aio_pika.abc.AbstractExchange:
+        """The open channel's exchange, else a new connection on the first node that takes
+        one, every node tried once; RetryableError when none did. `at` and `failures` (the
+        failed attempts in a row) go into the failover this may be."""
+        if self._exchange is not None and self._connection is not None:
+            # aio-pika leaves is_closed False after the broker closed the connection
+            if not self._connection.is_closed and self._connection.connected.is_set():
+                return self._exchange
+            self.failed("the broker closed the connection")
+        refusals: list[tuple[str, BaseException]] = []
+        for index, url in self.nodes.attempts():
+            try:
+                self._exchange = await self._open(url)
+            except Exception as error:
+                self._leave()
+                refusals.append((node_name(url), error))
+                continue
+            failover = self.nodes.connected(index, at, failures)
+            if failover is not None:
+                self._log.warning("delivery.failover", **failover.to_json())
+            return self._exchange
+        raise _refused(refusals, self._config.exchange)
+
+    async def _open(self, url: str) -> aio_pika.abc.AbstractExchange:
+        self._connection = await aio_pika.connect(**self._config.connect_options(url))
+        channel = await self._connection.channel(publisher_confirms=True)
+        return await channel.declare_exchange(
+            self._config.exchange, aio_pika.ExchangeType.TOPIC, durable=True
+        )
+
+    def failed(self, reason: str) -> None:
+        """The node in use failed (`reason`): leave it; the next attempt tries the next."""
+        self.nodes.failed(reason)
+        self._leave()
+
+    def _leave(self) -> None:
+        connection, self._connection, self._exchange = self._connection, None, None
+        if connection is not None and not connection.is_closed:
+            task = asyncio.get_running_loop().create_task(self._close_quietly(connection))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
+    async def _close_quietly(self, connection: aio_pika.abc.AbstractConnection) -> None:
+        try:
+            await asyncio.wait_for(connection.close(), self._config.timeout_s)
+        except Exception as error:  # a broken connection may fail to close: it is gone
+            self._log.debug("delivery.close_failed", error=repr(error))
+
+    async def close(self) -> None:
+        """Close the connection (the sink stops) and wait for those still closing."""
+        self.nodes.released()
+        self._leave()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
 
 class AmqpSink(Sink):
-    """Delivers one sink's backlog to one broker exchange."""
+    """Delivers one sink's backlog to one broker exchange (one node of a cluster at a time)."""
 
     kind = "amqp"
     resync_key = "delivered_through"
@@ -110,8 +193,7 @@ class AmqpSink(Sink):
         self._config = config
         self._key = pushapi.SigningKey.from_file(config.key_file)
         config.connect_options()  # a password file that cannot be read: refuse at start
-        self._connection: aio_pika.abc.AbstractConnection | None = None
-        self._exchange: aio_pika.abc.AbstractExchange | None = None
+        self._link = BrokerLink(config, Nodes(config.nodes, self._rand), self._log)
 
     @property
     def target(self) -> str:
@@ -120,14 +202,20 @@ class AmqpSink(Sink):
     def _batch_size(self) -> int:
         return self._config.window
 
+    def _endpoint(self) -> dict[str, Any] | None:
+        return self._link.nodes.to_json()
+
     async def _resync(self) -> int:
         # The broker keeps no place for us: what the journal says it confirmed is where we
         # are (a mark lost to a power cut only sends a few events again).
-        await self._connected()
+        await self._exchange()
         return self._backlog.delivered_through()
 
+    async def _exchange(self) -> aio_pika.abc.AbstractExchange:
+        return await self._link.exchange(at=self._clock(), failures=self._failures)
+
     async def _send(self, batch: list[OutboxEvent]) -> Confirmed:
-        exchange = await self._connected()
+        exchange = await self._exchange()
         publishing = [
             asyncio.ensure_future(
                 exchange.publish(self._message(item), self._config.routing_key(item.event.type))
@@ -144,16 +232,20 @@ class AmqpSink(Sink):
             confirmed = item.seq
         for future in pending:
             future.cancel()
+        for future in done:
+            future.exception()  # each one's failure is taken: the first one is reported
         if len(done) == len(publishing) and failure is None:
             return Confirmed(batch[-1].seq)
-        await self._drop_connection()
         if failure is None:
-            raise RetryableError(
+            error = RetryableError(
                 f"broker withholds confirms: {len(pending)} of {len(batch)} unconfirmed"
                 f" after {self._config.timeout_s:g} s",
                 through=confirmed,
             )
-        raise _retryable(failure, self._config.exchange, through=confirmed)
+        else:
+            error = _retryable(failure, self._config.exchange, through=confirmed)
+        self._link.failed(str(error))  # a dead, refusing or blocked node: try the next
+        raise error
 
     def _message(self, item: OutboxEvent) -> aio_pika.Message:
         body = json.dumps(
@@ -174,34 +266,20 @@ class AmqpSink(Sink):
             },
         )
 
-    async def _connected(self) -> aio_pika.abc.AbstractExchange:
-        if self._exchange is not None and self._connection is not None:
-            # aio-pika leaves is_closed False after the broker closed the connection
-            if not self._connection.is_closed and self._connection.connected.is_set():
-                return self._exchange
-            await self._drop_connection()
-        try:
-            self._connection = await aio_pika.connect(**self._config.connect_options())
-            channel = await self._connection.channel(publisher_confirms=True)
-            self._exchange = await channel.declare_exchange(
-                self._config.exchange, aio_pika.ExchangeType.TOPIC, durable=True
-            )
-        except Exception as error:
-            await self._drop_connection()
-            raise _retryable(error, self._config.exchange) from None
-        assert self._exchange is not None
-        return self._exchange
-
-    async def _drop_connection(self) -> None:
-        connection, self._connection, self._exchange = self._connection, None, None
-        if connection is not None and not connection.is_closed:
-            try:
-                await asyncio.wait_for(connection.close(), self._config.timeout_s)
-            except Exception as error:  # a broken connection may fail to close: it is gone
-                self._log.debug("delivery.close_failed", error=repr(error))
-
     async def _close(self) -> None:
-        await self._drop_connection()
+        with contextlib.suppress(Exception):
+            await self._link.close()
+
+
+def _refused(refusals: list[tuple[str, BaseException]], exchange: str) -> RetryableError:
+    """No node took the connection: the RetryableError to raise, with the first fault any
+    node gave (a refused login is the cluster's, not one node's)."""
+    if len(refusals) == 1:
+        return _retryable(refusals[0][1], exchange)
+    errors = [(node, _retryable(error, exchange)) for node, error in refusals]
+    text = "no node took the connection: " + "; ".join(f"{node} {err}" for node, err in errors)
+    fault = next((err.fault for _, err in errors if err.fault is not None), None)
+    return RetryableError(text, fault=fault)
 
 
 def _retryable(

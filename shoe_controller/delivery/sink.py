@@ -88,6 +88,9 @@ class SinkStatus:
     last_delivered_at: float | None
     next_attempt_at: float | None
     fault: SinkFault | None
+    # where a kind with several endpoints (a broker cluster's nodes) delivers: the one in use
+    # and its failovers (delivery/amqp_nodes.py); None for the others
+    endpoint: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -257,7 +260,12 @@ class Sink(abc.ABC):
             last_delivered_at=self._last_delivered_at,
             next_attempt_at=self._next_attempt_at,
             fault=self._fault,
+            endpoint=self._endpoint(),
         )
+
+    def _endpoint(self) -> dict[str, Any] | None:
+        """The kind's endpoints for the status (a broker's nodes), when it has several."""
+        return None
 
     # ------------------------------------------------------------------ the loop
 

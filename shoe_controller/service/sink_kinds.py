@@ -17,6 +17,7 @@ from shoe_controller.delivery.routing import EventFilter
 from shoe_controller.delivery.sink import Sink
 from shoe_controller.delivery.sink_backlog import SinkBacklog
 from shoe_controller.service.config import AmqpSinkSection, Config, ServerSection, SinkSection
+from shoe_controller.service.config_sections import StreamSinkSection
 from shoe_controller.store.journal import Journal
 
 
@@ -43,10 +44,32 @@ def amqp_config(section: AmqpSinkSection, config: Config) -> Any:
 
     return AmqpConfig(
         url=section.url,
+        urls=section.urls,
         table_id=config.table.id,
         controller_id=config.controller_id,
         key_file=Path(section.key_file),
         exchange=section.exchange,
+        password_file=_path(section.password_file),
+        ca_file=_path(section.ca_file),
+        client_cert=_path(section.client_cert),
+        client_key=_path(section.client_key),
+        timeout_s=section.timeout,
+        window=section.window,
+    )
+
+
+def stream_config(section: StreamSinkSection, config: Config) -> Any:
+    try:
+        from shoe_controller.delivery.amqp_stream import StreamConfig  # noqa: PLC0415
+    except ImportError as error:  # rstream: a dependency of this kind only
+        raise ValueError(f"kind amqp-stream needs the rstream package: {error}") from None
+    return StreamConfig(
+        url=section.url,
+        urls=section.urls,
+        table_id=config.table.id,
+        controller_id=config.controller_id,
+        key_file=Path(section.key_file),
+        stream=section.stream,
         password_file=_path(section.password_file),
         ca_file=_path(section.ca_file),
         client_cert=_path(section.client_cert),
@@ -66,9 +89,16 @@ def _amqp_sink(section: Any, config: Config, backlog: SinkBacklog, **options: An
     return AmqpSink(section.name, backlog, amqp_config(section, config), **options)
 
 
+def _stream_sink(section: Any, config: Config, backlog: SinkBacklog, **options: Any) -> Sink:
+    from shoe_controller.delivery.amqp_stream import StreamSink  # noqa: PLC0415 - when configured
+
+    return StreamSink(section.name, backlog, stream_config(section, config), **options)
+
+
 _BUILDERS: dict[type, Callable[..., Sink]] = {
     ServerSection: _push_sink,
     AmqpSinkSection: _amqp_sink,
+    StreamSinkSection: _stream_sink,
 }
 
 
@@ -90,6 +120,8 @@ def check_secrets(config: Config) -> None:
             SigningKey.from_file(section.key_file)
             if isinstance(section, ServerSection):
                 tls_context(push_config(section, config))
+            elif isinstance(section, StreamSinkSection):
+                stream_config(section, config).producer_options()
             else:
                 amqp_config(section, config).connect_options()
         except ValueError as error:  # KeyFileError, TlsConfigError, AmqpConfigError

@@ -13,6 +13,7 @@ from shoe_testkit.bench import bench_module
 
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp import HEADER_SEQ, AmqpConfig, AmqpSink
+from shoe_controller.delivery.amqp_nodes import node_name, shuffled
 from shoe_controller.delivery.sink_backlog import SinkBacklog
 from shoe_controller.store.journal import Journal
 
@@ -109,3 +110,28 @@ def test_the_baseline_publishes_the_sinks_own_message(fleet: ModuleType, tmp_pat
     assert set(ours.headers) == set(theirs.headers)
     for name in ("message_id", "type", "content_type", "delivery_mode", "app_id"):
         assert getattr(ours, name) == getattr(theirs, name), name
+
+
+def test_on_a_cluster_the_bare_table_uses_the_node_its_sink_would(
+    fleet: ModuleType, tmp_path: Path
+) -> None:
+    """Both contenders spread their tables over the nodes alike, table by table."""
+    key_file = tmp_path / "table.key"
+    key_file.write_text("fleet bench secret\n", encoding="utf-8")
+    urls = tuple(f"amqp://shoe@127.0.0.1:{5672 + n}/shoe" for n in range(3))
+    firsts = set()
+    with Journal.open(tmp_path / "j.db", "c", routes={"broker": lambda _t: True}) as journal:
+        for index in range(12):
+            config = AmqpConfig(
+                url=urls[0], urls=urls, table_id=fleet.table_id(index), controller_id="c",
+                key_file=key_file,
+            )  # fmt: skip
+            sink = AmqpSink(
+                "broker", SinkBacklog(journal, "broker"), config, rand=fleet.table_rand(index)
+            )
+            endpoint = sink.status().endpoint
+            assert endpoint is not None
+            bare_node = shuffled(urls, fleet.table_rand(index))[0]
+            assert endpoint["nodes"][0] == node_name(bare_node)
+            firsts.add(bare_node)
+    assert len(firsts) > 1  # and the tables do not all take the same node

@@ -43,6 +43,15 @@ DEFAULT_WATERMARK = 0.4  # RabbitMQ's own default, restored by faults.resume_con
 
 
 @dataclasses.dataclass(frozen=True)
+class ClusterSeat:
+    """What a cluster's node shares with the others (cluster.py)."""
+
+    epmd_port: int  # the cluster's one epmd: the nodes find each other through it
+    cookie: str  # the Erlang cookie they all hold
+    peers: tuple[str, ...] = ()  # the nodes a blank node joins on its first boot
+
+
+@dataclasses.dataclass(frozen=True)
 class _Parts:
     """What the first start() makes for the node and stop() removes."""
 
@@ -71,7 +80,13 @@ class Broker:
         memory_watermark: float = DEFAULT_WATERMARK,
         start_timeout: float = START_TIMEOUT_S,
         scripts: Path | None = None,
+        node: str | None = None,
+        cluster: ClusterSeat | None = None,
+        streams: bool = False,
     ) -> None:
+        """`cluster`: this node's seat in a Cluster (cluster.py): the cluster's epmd, cookie,
+        and the nodes it joins on its first boot; None for a node of its own. `streams`: the
+        stream protocol's plugin on, on a port of its own (`stream_port`)."""
         for name, value in (("user", user), ("password", password or ""), ("vhost", vhost)):
             if any(char.isspace() or char == "#" for char in value):
                 raise ValueError(f"{name} must not hold white space or '#' (rabbitmq.conf)")
@@ -79,13 +94,16 @@ class Broker:
         self.password = password if password is not None else secrets.token_urlsafe(12)
         self.vhost = vhost
         self.host = LOOPBACK
-        self.node = f"shoetest-{secrets.token_hex(4)}@localhost"
+        self.node = node or f"shoetest-{secrets.token_hex(4)}@localhost"
+        self._seat = cluster
         self.memory_watermark = memory_watermark
         self.start_timeout = start_timeout
         self._scripts = scripts_dir(scripts)
         self._base_parent = base_dir
         self._wanted_port = port
         self.port = 0
+        self.stream_port = 0
+        self._streams = streams
         self._lock = threading.RLock()
         self._parts: _Parts | None = None
 
@@ -163,7 +181,8 @@ class Broker:
                 self._parts = self._prepare()
             parts = self._parts
             parts.watchdog.ensure()
-            parts.run.ensure_epmd()
+            if self._seat is None:  # a cluster's nodes share the cluster's epmd
+                parts.run.ensure_epmd()
             parts.faults.node_gone()  # a fresh boot opens its listener and has no alarm
             parts.run.launch(self.start_timeout)
             # A completed boot has its listener open (one that cannot bind fails the boot).
@@ -172,10 +191,16 @@ class Broker:
     def restart(self) -> None:
         """Start again on the same data, node and port (a running node is stopped cleanly)."""
         with self._lock:
+            self.shutdown()
+            self.start()
+
+    def shutdown(self) -> None:
+        """Stop the node cleanly (RabbitMQ's own shutdown: clients are told, a cluster's
+        other nodes too), keeping its data, port and name for `start()`."""
+        with self._lock:
             if self._parts is not None and self.running:
                 self._parts.faults.node_gone()
                 self._parts.run.stop()
-            self.start()
 
     def kill(self) -> None:
         """SIGKILL the Erlang VM and every process it started; wait until they are gone."""
@@ -192,7 +217,7 @@ class Broker:
                 return
             parts.faults.node_gone()
             parts.run.stop()
-            parts.run.stop_epmd()
+            parts.run.stop_epmd()  # none started for a cluster's node
             parts.watchdog.release()
             shutil.rmtree(parts.files.directory, ignore_errors=True)
 
@@ -209,11 +234,20 @@ class Broker:
         if self._base_parent is not None:
             Path(self._base_parent).mkdir(parents=True, exist_ok=True)
         directory = Path(tempfile.mkdtemp(prefix="shoe-rabbitmq-", dir=self._base_parent))
-        port, dist_port, epmd_port = free_ports(3)
-        files = NodeFiles(directory, self.node, self._wanted_port or port, dist_port, epmd_port)
+        port, dist_port, epmd_port, stream_port = free_ports(4)
+        seat = self._seat
+        if seat is not None:
+            epmd_port = seat.epmd_port
+        self.stream_port = stream_port if self._streams else 0
+        files = NodeFiles(
+            directory, self.node, self._wanted_port or port, dist_port, epmd_port,
+            self.stream_port,
+        )  # fmt: skip
         files.write(
             user=self.user, password=self.password, vhost=self.vhost,
             watermark=self.memory_watermark,
+            cookie=seat.cookie if seat is not None else None,
+            peers=seat.peers if seat is not None else (),
         )  # fmt: skip
         self.port, env = files.port, files.environment()
         assert self._scripts is not None  # missing() checked it

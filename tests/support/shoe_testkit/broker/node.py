@@ -68,20 +68,32 @@ class NodeFiles:
     port: int
     dist_port: int
     epmd_port: int
+    stream_port: int = 0  # the stream protocol's port (rabbitmq_stream), 0: no streams
 
     @property
     def log_file(self) -> Path:
         return self.directory / "log" / f"{self.node}.log"
 
-    def write(self, *, user: str, password: str, vhost: str, watermark: float) -> None:
-        """The files the node boots from: a private HOME with the cookie, no plugins, the
-        configuration."""
+    def write(
+        self,
+        *,
+        user: str,
+        password: str,
+        vhost: str,
+        watermark: float,
+        cookie: str | None = None,
+        peers: tuple[str, ...] = (),
+    ) -> None:
+        """The files the node boots from: a private HOME with the cookie (a cluster's nodes
+        share theirs), no plugins, the configuration; `peers`, the nodes a blank node joins
+        as it first boots (classic peer discovery: a cluster's first node has none)."""
         home = self.directory / "home"
         home.mkdir(mode=0o700)
-        cookie = home / ".erlang.cookie"
-        cookie.write_text(secrets.token_hex(20), encoding="ascii")
-        cookie.chmod(0o400)  # Erlang refuses a cookie others can read
-        (self.directory / "enabled_plugins").write_text("[].\n", encoding="ascii")
+        cookie_file = home / ".erlang.cookie"
+        cookie_file.write_text(cookie or secrets.token_hex(20), encoding="ascii")
+        cookie_file.chmod(0o400)  # Erlang refuses a cookie others can read
+        plugins = "[rabbitmq_stream]" if self.stream_port else "[]"
+        (self.directory / "enabled_plugins").write_text(f"{plugins}.\n", encoding="ascii")
         (self.directory / "rabbitmq-env.conf").write_text("", encoding="ascii")
         # The default user/vhost are created on the first boot only, on an empty database;
         # restarts keep them (and everything else) from the database.
@@ -100,8 +112,20 @@ class NodeFiles:
             "disk_free_limit.absolute = 1MB",
             "log.console = false",
             "log.file.level = info",
-            "",
         ]
+        if self.stream_port:  # clients are sent to a stream's leader at this address
+            config += [
+                f"stream.listeners.tcp.default = {LOOPBACK}:{self.stream_port}",
+                f"stream.advertised_host = {LOOPBACK}",
+                f"stream.advertised_port = {self.stream_port}",
+            ]
+        if peers:
+            config.append("cluster_formation.peer_discovery_backend = classic_config")
+            config += [
+                f"cluster_formation.classic_config.nodes.{n} = {peer}"
+                for n, peer in enumerate(peers, 1)
+            ]
+        config.append("")
         (self.directory / "rabbitmq.conf").write_text("\n".join(config), encoding="utf-8")
 
     def environment(self) -> dict[str, str]:

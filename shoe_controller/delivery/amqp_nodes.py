@@ -1,0 +1,176 @@
+"""A broker sink's nodes: the URLs of a cluster's nodes, the order it tries them in, the one in
+use, and each failover from one node to another (docs/amqp.md "A cluster").
+
+Pure bookkeeping, no I/O and no aio-pika (the configuration checks URLs with it too). The
+sink takes its nodes from `urls = [...]` or from the comma-separated hosts of one `url`
+(`amqp://user@mq1:5672,mq2:5672,mq3/floor`), shuffles them once when it starts and then goes
+round them in that order: a floor's tables, all configured alike, spread over the nodes
+instead of all landing on the first one, and the tables of a node that fails spread over the
+others instead of all moving to the next one in the list.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import random
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+# Each scheme's port when a URL names none: AMQP 0-9-1, and RabbitMQ's stream protocol.
+DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671, "rabbitmq-stream": 5552, "rabbitmq-stream+tls": 5551}
+AMQP = ("amqp", "amqps")
+STREAM = ("rabbitmq-stream", "rabbitmq-stream+tls")
+RECENT_FAILOVERS = 20  # kept for `shoectl outbox`; the count goes on
+
+
+def node_urls(url: str, urls: Sequence[str] = (), schemes: Sequence[str] = AMQP) -> tuple[str, ...]:
+    """Each node's own URL: `urls` as given, else one per host of `url` (its user, password,
+    vhost and query shared), each of one of `schemes`; ValueError naming the URL at fault."""
+    if urls:
+        nodes = tuple(urls)
+        for node in nodes:
+            try:
+                hosts = split_hosts(node, schemes)
+            except ValueError as error:
+                raise ValueError(f"urls: {error}") from None
+            if len(hosts) != 1:
+                raise ValueError(f"urls: one host per URL, got {safe_url(node)!r}")
+    else:
+        nodes = split_hosts(url, schemes)
+    if len(set(nodes)) != len(nodes):
+        raise ValueError("the same node is listed twice")
+    return nodes
+
+
+def split_hosts(url: str, schemes: Sequence[str] = AMQP) -> tuple[str, ...]:
+    """`amqp://u:p@h1:5672,h2/vh` -> (`amqp://u:p@h1:5672/vh`, `amqp://u:p@h2/vh`)."""
+    parts = urllib.parse.urlsplit(url)
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    prefix = f"{userinfo}@" if userinfo else ""
+    nodes = []
+    for host in hosts.split(","):
+        node = parts._replace(netloc=prefix + host.strip()).geturl()
+        problem = _url_problem(node, schemes)
+        if problem:
+            raise ValueError(f"url must be {problem}, got {safe_url(url)!r}")
+        nodes.append(node)
+    return tuple(nodes)
+
+
+def _url_problem(url: str, schemes: Sequence[str]) -> str | None:
+    parts = urllib.parse.urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - reading it checks it
+    except ValueError:
+        return f"{schemes[0]}://host:port/vhost with a port of digits"
+    if parts.scheme not in schemes or not parts.hostname:
+        return f"{schemes[0]}://host:port/vhost or {schemes[1]}://..."
+    return None
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password, for status and logs (several hosts or one)."""
+    parts = urllib.parse.urlsplit(url)
+    userinfo, at, hosts = parts.netloc.rpartition("@")
+    if ":" not in userinfo:
+        return url
+    user = userinfo.split(":", 1)[0]
+    return parts._replace(netloc=f"{user}{at}{hosts}").geturl()
+
+
+def node_name(url: str) -> str:
+    """How status and logs name a node: host:port (the scheme's port when none is given)."""
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or DEFAULT_PORTS.get(parts.scheme, 5672)
+    host = parts.hostname or ""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def shuffled(nodes: Sequence[str], rand: Callable[[], float]) -> list[str]:
+    """The nodes in the order one sink tries them, drawn from `rand` (the sink's own)."""
+    order = list(nodes)
+    random.Random(rand()).shuffle(order)
+    return order
+
+
+@dataclasses.dataclass(frozen=True)
+class Failover:
+    """The sink left one node for another."""
+
+    at: float  # unix seconds: when it connected to the new node
+    source: str  # node names (host:port)
+    target: str
+    reason: str  # why it left the old node: the failure of its last attempt there
+    after_failures: int  # failed attempts in a row before the new node took the events
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "from": self.source,
+            "to": self.target,
+            "reason": self.reason,
+            "after_failures": self.after_failures,
+        }
+
+
+class Nodes:
+    """Which node a sink uses and tries next, and the failovers between them."""
+
+    def __init__(self, urls: Sequence[str], rand: Callable[[], float]) -> None:
+        self._order = shuffled(urls, rand) if len(urls) > 1 else list(urls)
+        self._next = 0  # where the next connection attempt starts
+        self._in_use: int | None = None  # the node of the open connection
+        self._last_used: int | None = None  # the last node that took a connection
+        self._leaving_reason = ""
+        self._failovers: collections.deque[Failover] = collections.deque(maxlen=RECENT_FAILOVERS)
+        self.failover_count = 0
+
+    @property
+    def in_use(self) -> str | None:
+        return self._order[self._in_use] if self._in_use is not None else None
+
+    def attempts(self) -> Iterator[tuple[int, str]]:
+        """Every node once, from the one to try next: (its index, its URL)."""
+        for step in range(len(self._order)):
+            index = (self._next + step) % len(self._order)
+            yield index, self._order[index]
+
+    def connected(self, index: int, at: float, failures: int) -> Failover | None:
+        """A connection to node `index` is open; the Failover if it replaces another node."""
+        self._in_use = self._next = index
+        previous, self._last_used = self._last_used, index
+        if previous is None or previous == index:
+            return None
+        failover = Failover(
+            at,
+            node_name(self._order[previous]),
+            node_name(self._order[index]),
+            self._leaving_reason or "the connection was closed",
+            failures,
+        )
+        self._failovers.append(failover)
+        self.failover_count += 1
+        return failover
+
+    def failed(self, reason: str) -> None:
+        """The node in use (or the one last tried) failed: the next attempt starts at the
+        node after it."""
+        current = self._in_use if self._in_use is not None else self._next
+        self._in_use = None
+        self._next = (current + 1) % len(self._order)
+        self._leaving_reason = reason
+
+    def released(self) -> None:
+        """The connection was closed on purpose (the sink stops): no failure."""
+        self._in_use = None
+
+    def to_json(self) -> dict[str, Any]:
+        """For `shoectl outbox`: the nodes in this sink's order, the one in use, failovers."""
+        return {
+            "nodes": [node_name(url) for url in self._order],
+            "in_use": node_name(self.in_use) if self.in_use is not None else None,
+            "failovers": self.failover_count,
+            "recent_failovers": [failover.to_json() for failover in self._failovers],
+        }

@@ -1,0 +1,291 @@
+"""The broker stream's sink: each event an AMQP 1.0 message on a RabbitMQ stream, which drops a
+republished duplicate itself.
+
+For consumers that read a stream (an append-only log read by offset: docs/amqp.md "A queue or
+a stream"), over RabbitMQ's stream protocol (the `rstream` client). The body, the message id,
+the seq and the PUSH_API.md signature are the broker sink's (amqp.py), as AMQP 1.0 properties
+and application properties. Broker-side de-duplication: the sink publishes as the producer
+named after the table (`producer name` = the table id) with this sink's seq as each message's
+publishing id, a gap-free and strictly increasing number. The broker keeps the last publishing
+id it stored per producer name and drops (and confirms) any message at or below it, so what
+the sink sends again after a failover or a lost confirm is stored once. That last id is also
+where the sink resyncs at start: the broker says what it holds, as a table server does.
+
+A cluster's nodes are tried in turn as for the broker sink (amqp_nodes.py); the node the sink
+connects to locates the stream's leader, which takes the messages. Imported only by a daemon
+with an amqp-stream sink (rstream stays out of the others).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import rstream
+from rstream.recovery import BackOffRecoveryStrategy
+from yarl import URL
+
+from shoe_controller.delivery import pushapi
+from shoe_controller.delivery.amqp import HEADER_SEQ, AmqpConfigError, routing_key
+from shoe_controller.delivery.amqp_nodes import (
+    DEFAULT_PORTS,
+    STREAM,
+    Nodes,
+    node_name,
+    node_urls,
+    safe_url,
+)
+from shoe_controller.delivery.sink import Backoff, Confirmed, RetryableError, Sink
+from shoe_controller.delivery.tls import client_context
+from shoe_controller.store.journal import OutboxEvent
+
+HEADER_TYPE = "X-Shoe-Type"  # the event type: AMQP 1.0 has no `type` property
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamConfig:
+    """Which stream on which nodes, and how to sign. Holds file paths, never a secret."""
+
+    url: str  # rabbitmq-stream://user@host:5552/vhost (rabbitmq-stream+tls:// for TLS);
+    # several nodes as its hosts, or `urls`
+    table_id: str  # the producer name: one amqp-stream sink per table and stream
+    controller_id: str
+    key_file: Path
+    stream: str = "shoe.events"
+    password_file: Path | None = None
+    ca_file: Path | None = None
+    client_cert: Path | None = None
+    client_key: Path | None = None
+    timeout_s: float = 10.0  # to connect, and for a window's confirms
+    window: int = 200
+    backoff: Backoff = dataclasses.field(default_factory=Backoff)
+    urls: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        try:
+            node_urls(self.url, self.urls, STREAM)
+        except ValueError as error:
+            raise AmqpConfigError(str(error)) from None
+        if not 1 <= self.window <= 10_000:
+            raise AmqpConfigError("window must be 1..10000")
+
+    def __str__(self) -> str:
+        return ", ".join(safe_url(url) for url in self.urls) if self.urls else safe_url(self.url)
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return node_urls(self.url, self.urls, STREAM)
+
+    def routing_key(self, event_type: str) -> str:
+        """The broker sink's routing key, as the message's subject (consumers filter on it)."""
+        return routing_key(self.table_id, event_type)
+
+    def producer_options(self, node: str | None = None) -> dict[str, Any]:
+        """rstream.Producer's keywords for `node` (default: the first)."""
+        parts = URL(node if node is not None else self.nodes[0])
+        password = parts.password or ""
+        if self.password_file is not None:
+            try:
+                password = self.password_file.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as error:
+                raise AmqpConfigError(f"password_file {self.password_file}: {error}") from None
+        secure = parts.scheme == "rabbitmq-stream+tls"
+        options: dict[str, Any] = {
+            "host": parts.host,
+            "port": parts.port or DEFAULT_PORTS[parts.scheme],
+            "username": parts.user or "guest",
+            "password": password or "guest",
+            "vhost": parts.path[1:] or "/",
+            "connection_name": f"shoe-controller {self.controller_id}",
+            # the sink retries and moves to the next node itself (Sink's backoff)
+            "recovery_strategy": BackOffRecoveryStrategy(enable=False),
+        }
+        if secure:
+            options["ssl_context"] = client_context(self.ca_file, self.client_cert, self.client_key)
+        return options
+
+
+class StreamLink:
+    """A sink's one producer, on one node at a time (the stream declared), left in the
+    background when it fails so the next attempt goes to the next node at once."""
+
+    def __init__(self, config: StreamConfig, nodes: Nodes, log: Any) -> None:
+        self._config = config
+        self.nodes = nodes
+        self._log = log
+        self._producer: rstream.Producer | None = None
+        self._closing: set[asyncio.Task[None]] = set()
+
+    async def producer(self, *, at: float, failures: int) -> rstream.Producer:
+        """The started producer, else a new one on the first node that takes it."""
+        if self._producer is not None:
+            return self._producer
+        refusals: list[str] = []
+        for index, url in self.nodes.attempts():
+            try:
+                self._producer = await asyncio.wait_for(self._open(url), self._config.timeout_s)
+            except Exception as error:
+                self._leave()
+                refusals.append(f"{node_name(url)} {type(error).__name__}: {error}")
+                continue
+            failover = self.nodes.connected(index, at, failures)
+            if failover is not None:
+                self._log.warning("delivery.failover", **failover.to_json())
+            return self._producer
+        text = "; ".join(refusals)
+        raise RetryableError(f"no node took the connection: {text}" if len(refusals) > 1 else text)
+
+    async def _open(self, url: str) -> rstream.Producer:
+        producer = rstream.Producer(**self._config.producer_options(url))
+        self._producer = producer  # left (closed) by the caller if what follows fails
+        await producer.start()
+        await producer.create_stream(self._config.stream, exists_ok=True)
+        return producer
+
+    async def last_stored(self) -> int:
+        """The last publishing id the broker stored for our producer name (0: none)."""
+        producer = await self.producer(at=0.0, failures=0)
+        client = await producer.default_client
+        return int(await client.query_publisher_sequence(self._config.stream, self.reference))
+
+    @property
+    def reference(self) -> str:
+        return self._config.table_id
+
+    def failed(self, reason: str) -> None:
+        self.nodes.failed(reason)
+        self._leave()
+
+    def _leave(self) -> None:
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            task = asyncio.get_running_loop().create_task(self._close_quietly(producer))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
+    async def _close_quietly(self, producer: rstream.Producer) -> None:
+        try:
+            await asyncio.wait_for(producer.close(), self._config.timeout_s)
+        except Exception as error:  # a dead node's connection may fail to close: it is gone
+            self._log.debug("delivery.close_failed", error=repr(error))
+
+    async def close(self) -> None:
+        self.nodes.released()
+        self._leave()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+class StreamSink(Sink):
+    """Delivers one sink's backlog to one RabbitMQ stream, duplicates dropped by the broker."""
+
+    kind = "amqp-stream"
+    resync_key = "stored_through"
+
+    def __init__(self, name: str, backlog: Any, config: StreamConfig, **options: Any) -> None:
+        super().__init__(name, backlog, backoff=config.backoff, **options)
+        self._config = config
+        self._key = pushapi.SigningKey.from_file(config.key_file)
+        config.producer_options()  # a password file that cannot be read: refuse at start
+        self._link = StreamLink(config, Nodes(config.nodes, self._rand), self._log)
+        self.sent_again = 0  # events sent more than once (the broker stored each once)
+        self._sent_through = 0
+
+    @property
+    def target(self) -> str:
+        return f"{self._config} stream {self._config.stream} producer {self._link.reference}"
+
+    def _batch_size(self) -> int:
+        return self._config.window
+
+    def _endpoint(self) -> dict[str, Any] | None:
+        return {**self._link.nodes.to_json(), "sent_again": self.sent_again}
+
+    async def _resync(self) -> int:
+        # The broker knows what it stored for our producer name: that is where we are. More
+        # than the journal's last seq is another table's producer or a replaced journal
+        # (Sink raises server_ahead); less, a stream truncated by its retention: sent again.
+        try:
+            stored = await self._link.last_stored()
+        except RetryableError:
+            raise  # no node took the connection
+        except Exception as error:
+            self._link.failed(f"{type(error).__name__}: {error}")
+            raise RetryableError(f"{type(error).__name__}: {error}") from None
+        self._sent_through = stored
+        return stored
+
+    async def _send(self, batch: list[OutboxEvent]) -> Confirmed:
+        producer = await self._link.producer(at=self._clock(), failures=self._failures)
+        self.sent_again += sum(1 for item in batch if item.seq <= self._sent_through)
+        self._sent_through = max(self._sent_through, batch[-1].seq)
+        answers: dict[int, rstream.ConfirmationStatus] = {}
+        all_answered = asyncio.Event()
+
+        def answered(status: rstream.ConfirmationStatus) -> None:
+            answers[status.message_id] = status
+            if len(answers) >= len(batch):
+                all_answered.set()
+
+        failure = None
+        try:
+            await asyncio.wait_for(
+                producer.send_batch(
+                    self._config.stream,
+                    [self._message(item) for item in batch],
+                    publisher_name=self._link.reference,
+                    on_publish_confirm=answered,
+                ),
+                self._config.timeout_s,
+            )
+            await asyncio.wait_for(all_answered.wait(), self._config.timeout_s)
+        except TimeoutError:
+            failure = (
+                f"broker withholds confirms: {len(batch) - len(answers)} of {len(batch)}"
+                f" unconfirmed after {self._config.timeout_s:g} s"
+            )
+        except Exception as error:
+            failure = f"{type(error).__name__}: {error}"
+        through = None
+        for item in batch:
+            status = answers.get(item.seq)
+            if status is None or not status.is_confirmed:
+                if status is not None and failure is None:
+                    failure = f"broker refused a message (code {status.response_code})"
+                break
+            through = item.seq
+        if failure is None and through == batch[-1].seq:
+            return Confirmed(through)
+        failure = failure or "the broker confirmed part of the batch"
+        self._link.failed(failure)
+        raise RetryableError(failure, through=through)
+
+    def _message(self, item: OutboxEvent) -> rstream.AMQPMessage:
+        body = json.dumps(
+            item.to_wire(), separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        ).encode("utf-8")
+        signed = pushapi.signed_headers(self._key, self._config.controller_id, self._clock(), body)
+        message = rstream.AMQPMessage(
+            body=body,
+            properties=rstream.Properties(
+                message_id=item.event.id,
+                content_type="application/json",
+                content_encoding="utf-8",
+                subject=self._config.routing_key(item.event.type),
+            ),
+            application_properties={
+                HEADER_SEQ: item.seq,
+                HEADER_TYPE: item.event.type,
+                **{name: signed[name] for name in pushapi.SIGNED_HEADERS},
+            },
+        )
+        message.publishing_id = item.seq  # rstream's constructor does not take it (1.1.1)
+        return message
+
+    async def _close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._link.close()
