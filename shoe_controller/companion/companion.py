@@ -28,6 +28,7 @@ from typing import Any
 
 import structlog
 
+from shoe_controller.companion.shuffle_feed import ShuffleAnalyst
 from shoe_controller.game.odds import CARD_KINDS, Composition, OddsError
 from shoe_controller.game.payouts import pay_table
 from shoe_controller.game.surveillance.edge import bet_edges, cards_left_by_rank
@@ -194,6 +195,7 @@ class Companion:
         self._on_report = on_report
         self._stopped = False
         self.analyst = analyst_for(config)
+        self.shuffle = ShuffleAnalyst(config.procedures.decks)  # issue 28
 
     def stop(self) -> None:
         self._stopped = True
@@ -219,10 +221,8 @@ class Companion:
     def _session(self) -> None:
         """One stretch with the controller: catch up on the shoe in play, then follow."""
         self.analyst = analyst_for(self._config)  # every session starts from the journal
-        # The events since the end of the shoe before the one in play (a shoe's first
-        # events come after it; a journal without one is read from its start).
-        ended = self._ask({"cmd": "events", "types": ["shoe.ended"], "limit": 1})
-        after = max((event["seq"] for event in ended.get("events", ())), default=0)
+        self.shuffle = ShuffleAnalyst(self._config.procedures.decks)
+        after = self._start_after()
         following = Connection(self._path)
         try:
             first = following.request({"cmd": "events", "follow": True, "after": after})
@@ -234,11 +234,25 @@ class Companion:
                     event = line.get("event")
                     if isinstance(event, dict):
                         self.analyst.feed(event)
+                        self.shuffle.feed(event)
                         caught_up = caught_up or int(event.get("seq", 0)) >= live_from
                 if caught_up and self.analyst.due is not None:
                     self._report()
+                if caught_up and self.shuffle.due is not None:
+                    self._shuffle_report()
         finally:
             following.close()
+
+    def _start_after(self) -> int:
+        """Where to read from: the events since the end of the shoe before the one in play
+        (the edge's: a shoe's first events come after it), and from before the previous
+        shoe's `shoe.shuffled` (the shuffle watch's reference, issue 28); a journal with fewer
+        shoes is read from its start."""
+        ended = self._ask({"cmd": "events", "types": ["shoe.ended"], "limit": 1})
+        after = max((event["seq"] for event in ended.get("events", ())), default=0)
+        shuffled = self._ask({"cmd": "events", "types": ["shoe.shuffled"], "limit": 2})
+        seqs = [event["seq"] for event in shuffled.get("events", ())]
+        return min(after, min(seqs) - 1) if len(seqs) == 2 else 0
 
     def _ask(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """One request on a fresh connection (a report may come minutes after the last one:
@@ -266,6 +280,21 @@ class Companion:
             log.info("reported", shoe=request["shoe"], round=request["round"], events=raised)
         if self._on_report is not None:
             self._on_report(request, result)
+
+    def _shuffle_report(self) -> None:
+        request = self.shuffle.request()
+        if request is None:
+            return
+        try:
+            result = self._ask(request)
+        except ReportRefused as error:
+            if error.code != "stale":
+                raise
+            log.debug("shuffle findings stale", shoe=request["shoe"], text=error.text)
+            return
+        self.shuffle.accepted(request)
+        kinds = [event["type"] for event in result.get("events", ())]
+        log.info("shuffle findings", shoe=request["shoe"], round=request["round"], events=kinds)
 
 
 def nothing_to_watch(config: Config) -> str | None:

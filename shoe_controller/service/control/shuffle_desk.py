@@ -1,0 +1,137 @@
+"""The control socket's shuffle-integrity requests: `shuffle_report` from the companion and
+`shuffle` for shoectl (issue 28, docs/shuffle.md).
+
+Both are the surveillance group's (surveillance.py authorizes them and routes them here). The
+findings are checked here first, so that stale ones (another shoe, a shoe that ended, not
+newer than the last) are answered without touching the journal, then journaled as a
+`ShuffleFindings` input with the sender's OS user; the table's `shuffle_reports` part makes the
+events and keeps the shoe's latest report, which `shuffle` shows (the daemon computes none of
+it: the statistics need numpy, which stays in the companion).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from shoe_controller.service.control.requests import ControlError, optional_int
+from shoe_controller.service.peers import Peer, os_user_note
+from shoe_controller.store.controller import Controller
+from shoe_controller.store.errors import JournalOutcomeUnknown
+from shoe_controller.store.journal import JournalError, RecordInvalid, StoredEvent
+from shoe_controller.table.shuffle_record import (
+    ShuffleRecord,
+    findings_problem,
+    freshness_problem,
+)
+from shoe_controller.vocab.inputs import Input, ShuffleFindings
+
+COMMANDS = ("shuffle_report", "shuffle")
+KEPT_SHOES = 3  # ended shoes whose report `shuffle --shoe` still shows (until a restart)
+
+
+class ShuffleDesk:
+    """Answers `shuffle_report` and `shuffle` (for an authorized peer)."""
+
+    def __init__(
+        self,
+        controller: Controller,
+        clock: Callable[[], float],
+        submit: Callable[[Input], list[StoredEvent]],
+    ) -> None:
+        self._controller = controller
+        self._clock = clock
+        self._submit = submit
+        # shoe -> its records: the book's, then its final findings if they came after its end
+        self._kept: dict[int, list[ShuffleRecord]] = {}
+
+    def answer(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
+        if request.get("cmd") == "shuffle_report":
+            return self._findings(request, peer)
+        return self._shuffle(request)
+
+    def _findings(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
+        values = {}
+        for name in ("shoe", "against", "round", "after_seq"):
+            value = optional_int(request, name, low=0)
+            if value is None:
+                raise ControlError("bad_request", f"shuffle_report needs {name}: a whole number")
+            values[name] = value
+        final = request.get("final", False)
+        if not isinstance(final, bool):
+            raise ControlError("bad_request", "shuffle_report: final must be true or false")
+        if not isinstance(request.get("report"), Mapping):
+            raise ControlError("bad_request", "shuffle_report needs report: an object")
+        notices = request.get("notices", [])
+        item = ShuffleFindings(
+            at=self._clock(),
+            **values,
+            findings={"report": dict(request["report"]), "notices": notices},
+            final=final,
+            os_user=os_user_note(peer),
+        )
+        problem = findings_problem(item)
+        if problem is not None:
+            raise ControlError("bad_request", f"shuffle_report: {problem}")
+        book = self._controller.table.book
+        stale = freshness_problem(book.number, book.open, book.shuffle, item)
+        if stale is not None:
+            raise ControlError("stale", stale)
+        try:
+            stored = self._submit(item)
+        except JournalOutcomeUnknown as error:
+            raise ControlError(
+                "outcome_unknown", f"the disk failed while storing the findings: {error}"
+            ) from None
+        except (JournalError, RecordInvalid) as error:
+            raise ControlError("not_stored", f"the findings were not stored: {error}") from None
+        book = self._controller.table.book
+        if book.number == item.shoe:
+            self._keep(item.shoe, book.shuffle)
+        elif book.shuffle.previous is not None and book.number == item.shoe + 1:
+            self._keep(item.shoe, book.shuffle.previous)
+        refused = [event for event in stored if event.type == "procedure.alert"]
+        if refused:  # the table's own check (cannot happen after the ones above)
+            raise ControlError("refused", str(refused[0].data.get("text")))
+        return {
+            "accepted": True,
+            "shoe": item.shoe,
+            "round": item.round,
+            "events": [event.to_wire() for event in stored],
+        }
+
+    def _keep(self, shoe: int, record: ShuffleRecord) -> None:
+        records = self._kept.setdefault(shoe, [])
+        if not any(kept is record for kept in records):
+            records.append(record)
+        for old in sorted(self._kept)[:-KEPT_SHOES]:
+            del self._kept[old]
+
+    def _shuffle(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The latest findings of a shoe (default: the one in the book if it has any, else
+        the last one with findings since the controller started)."""
+        shoe = optional_int(request, "shoe", low=0)
+        book = self._controller.table.book
+        if book.shuffle.report is not None:
+            self._keep(book.number, book.shuffle)
+        if shoe is None:
+            shoe = book.number if book.shuffle.report is not None or not self._kept else None
+            shoe = max(self._kept) if shoe is None else shoe
+        records = [kept for kept in self._kept.get(shoe, ()) if kept.report is not None]
+        if not records:
+            raise ControlError(
+                "not_found",
+                f"no shuffle report for shoe {shoe} (the first shoe has none to be held"
+                " against; is shoe-controller surveillance running? reports of a shoe that"
+                " ended before the controller restarted are only in the journal)",
+            )
+        latest = records[-1]
+        assert latest.report is not None
+        slugs = {key: value for kept in records for key, value in kept.slugs.items()}
+        return {
+            "shoe": shoe,
+            "open": book.open and book.number == shoe,
+            "report": dict(latest.report),
+            **latest.to_json(),
+            "slugs": list(slugs.values()),
+        }
