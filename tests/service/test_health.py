@@ -8,7 +8,16 @@ import pytest
 
 from shoe_controller.cli.shoectl.render import hold_text
 from shoe_controller.service.config import ConfigError, HealthSection, from_mapping
-from shoe_controller.service.health import CRITICAL, OK, WARNING, ErrorRate, assess, check_line
+from shoe_controller.service.health import (
+    CRITICAL,
+    OK,
+    WARNING,
+    ErrorRate,
+    assess,
+    check_line,
+    summary,
+)
+from shoe_controller.vocab.protocol import JOURNAL_SPACE_LOW
 
 
 def status(**parts: Any) -> dict[str, Any]:
@@ -215,3 +224,254 @@ def test_an_error_rate_keeps_the_sample_at_the_span_start_and_drops_older_ones()
     assert rate.per_minute() == 2  # 60 s ago is inside the span: 7 - 5, not 7 - 0
     rate.sample(150.0, 9)
     assert rate.per_minute() == 4  # the sample at 60 s is kept until one at or before 90 s
+
+
+# ---- issue 27, second run: each problem as the pit boss reads it (level, text, action) ------
+
+
+def problems(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    return answer["health"]["problems"]
+
+
+def one_problem(level: int, text: str, action: str) -> dict[str, Any]:
+    names = {OK: "OK", WARNING: "WARNING", CRITICAL: "CRITICAL"}
+    return {"level": level, "status": names[level], "text": text, "action": action}
+
+
+def with_controller(**fields: Any) -> dict[str, Any]:
+    answer = status(devices=[device("connected")])
+    answer["controller"] |= fields
+    answer["health"] = assess(answer, HealthSection())
+    return answer
+
+
+def test_a_journal_that_cannot_store_is_critical_and_says_the_frames_wait() -> None:
+    answer = with_controller(journal_fault="disk I/O error")
+    assert answer["health"]["status"] == "CRITICAL"
+    assert problems(answer) == [
+        one_problem(
+            CRITICAL,
+            "journal fault: disk I/O error",
+            "technician: free or fix the journal's disk; the shoe's frames wait unacknowledged",
+        )
+    ]
+
+
+def test_a_broken_hash_chain_says_exactly_how_to_keep_the_evidence() -> None:
+    broken = {"intact": False, "first_bad": "event seq 9", "problem": "hash differs"}
+    assert problems(with_controller(journal_chain=broken)) == [
+        one_problem(
+            CRITICAL,
+            "journal chain broken at event seq 9: hash differs",
+            "technician: keep the journal as it is (nothing is repaired or pruned); copy it,"
+            " `shoe-controller verify --journal COPY`, and report it to compliance",
+        )
+    ]
+
+
+def test_a_replay_that_differs_from_the_journal_is_a_warning_to_report() -> None:
+    answer = with_controller(replay_mismatch="event 12: round.result differs")
+    assert answer["health"]["level"] == WARNING
+    assert problems(answer) == [
+        one_problem(
+            WARNING,
+            "replay differs from the journal: event 12: round.result differs",
+            "technician: keep the journal (shoe-controller export) and report it",
+        )
+    ]
+
+
+def test_a_hold_with_nothing_to_wait_for_names_only_its_commands() -> None:
+    hold = {"code": "missed_card", "text": "card #5 was not scanned", "actions": ["missed"],
+            "waiting_for": None}  # fmt: skip
+    assert problems(status(table={"holds": [hold]})) == [
+        one_problem(
+            CRITICAL,
+            "table held (missed_card): card #5 was not scanned",
+            "supervisor: shoectl missed",
+        )
+    ]
+
+
+def test_a_table_refusing_cards_tells_the_dealer_to_stop() -> None:
+    refusing = {"code": "counter_went_back", "text": "card counter 2 after 3", "since": "t",
+                "count": 2}  # fmt: skip
+    assert problems(status(table={"refusing_cards": refusing})) == [
+        one_problem(
+            CRITICAL,
+            "the table refuses the shoe's cards (counter_went_back, 2 since t):"
+            " card counter 2 after 3",
+            "stop dealing; supervisor: see the text (load or start a shoe, check the shoe)",
+        )
+    ]
+
+
+def test_a_device_fault_sends_the_technician_to_the_devices_manual() -> None:
+    fault = {"device": "shuffler", "code": 0x0301, "severity": 2, "text": "jam"}
+    assert problems(status(table={"faults": [fault]})) == [
+        one_problem(
+            CRITICAL,
+            "shuffler fault 0x0301: jam",
+            "technician: see the shuffler's manual for this code",
+        )
+    ]
+
+
+def test_the_hosts_own_fault_says_what_to_free_since_no_manual_does() -> None:
+    fault = {"device": "journal", "code": JOURNAL_SPACE_LOW, "severity": 2,
+             "text": "40 MB free on the journal's disk"}  # fmt: skip
+    assert problems(status(table={"faults": [fault]})) == [
+        one_problem(
+            CRITICAL,
+            "journal fault 0xf004: 40 MB free on the journal's disk",
+            "technician: free space on the journal's disk, or bring back the sinks that hold"
+            " events (shoectl outbox); supervisor: resume once the fault is cleared",
+        )
+    ]
+
+
+def test_a_configured_device_still_starting_is_a_warning() -> None:
+    assert problems(status(devices=[device("starting")])) == [
+        one_problem(WARNING, "scanner is starting", "wait, or check the scanner's cable")
+    ]
+
+
+def test_a_device_seen_without_a_section_and_gone_says_to_check_it() -> None:
+    spare = {"device": "shuffler", "configured": False, "status": "disconnected"}
+    assert problems(status(devices=[spare])) == [
+        one_problem(WARNING, "shuffler is disconnected", "check the shuffler")
+    ]
+
+
+def test_noisy_link_errors_send_the_technician_to_the_cable() -> None:
+    noisy = device("connected", error_rates={"retransmits": 30, "crc_errors": None})
+    assert problems(status(devices=[noisy])) == [
+        one_problem(
+            WARNING,
+            "scanner: 30 retransmits a minute (more than 20)",
+            "technician: check the scanner's cable, plugs and baud rate",
+        )
+    ]
+
+
+def test_a_sink_refusing_our_events_says_to_fix_it_and_restart() -> None:
+    fault = {"code": "http_401", "text": "key refused"}
+    outbox = {"sinks": [sink("overlay", kind="http", fault=fault)]}
+    assert problems(status(devices=[device("connected")], outbox=outbox)) == [
+        one_problem(
+            CRITICAL,
+            "sink overlay refuses our events (http_401): key refused",
+            "technician: fix sink overlay or its credentials (docs/delivery.md), then restart",
+        )
+    ]
+
+
+def backlog_of(age: float) -> list[dict[str, Any]]:
+    outbox = {"sinks": [sink("studio", kind="amqp", target="amqp://broker", backlog=7,
+                             oldest_waiting_age_s=age)]}  # fmt: skip
+    return problems(status(devices=[device("connected")], outbox=outbox))
+
+
+@pytest.mark.parametrize(("age", "level"), [(60.0, WARNING), (299.9, WARNING), (300.0, CRITICAL)])
+def test_a_backlog_is_judged_from_the_configured_ages_on(age: float, level: int) -> None:
+    # [health] backlog_warning_s 60 and backlog_critical_s 300: "waiting 60 s or more".
+    assert backlog_of(age) == [
+        one_problem(
+            level,
+            f"7 event(s) undelivered to sink studio for {age:.0f} s",
+            "technician: check sink studio (amqp://broker) and the network (shoectl outbox)",
+        )
+    ]
+
+
+def test_a_backlog_younger_than_the_warning_age_is_no_problem() -> None:
+    assert backlog_of(59.9) == []
+
+
+def test_delivery_failing_and_retried_says_it_retries_by_itself() -> None:
+    failing = sink("overlay", kind="http", consecutive_failures=2, last_error="timeout")
+    assert problems(status(devices=[device("connected")], outbox={"sinks": [failing]})) == [
+        one_problem(
+            WARNING,
+            "delivery to sink overlay failing: timeout",
+            "retrying by itself; technician: check sink overlay if it lasts",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "label"),
+    [("server", "http", "the table server"), ("server", "amqp", "sink server"),
+     ("overlay", "http", "sink overlay")],
+)  # fmt: skip
+def test_only_the_http_sink_named_server_is_the_table_server(
+    name: str, kind: str, label: str
+) -> None:
+    # A [[sink]] of kind "amqp" may be named "server" when there is no [server] section.
+    failing = sink(name, kind=kind, consecutive_failures=1, last_error="refused")
+    (problem,) = problems(status(devices=[device("connected")], outbox={"sinks": [failing]}))
+    assert problem["text"] == f"delivery to {label} failing: refused"
+
+
+def test_check_line_gives_the_summary_and_the_perfdata_exactly() -> None:
+    answer = status(
+        devices=[device("connected")],
+        table={"round": {"number": 12}, "real_rounds": 11, "cards_dealt": 70, "cards_left": 346},
+        outbox={"backlog": 5},
+    )
+    assert check_line(answer) == (
+        "SHOE OK - shoe 3 dealing, round 12, backlog 5"
+        " | backlog=5 rounds=11 cards_dealt=70 cards_left=346"
+    )
+
+
+def test_check_line_before_anything_is_dealt_counts_zeros_and_leaves_out_cards_left() -> None:
+    answer = status(
+        devices=[device("connected")],
+        table={"state": "idle", "shoe_open": False, "round": None, "real_rounds": 0,
+               "cards_dealt": 0, "cards_left": None},
+        outbox={"backlog": 0},
+    )  # fmt: skip
+    assert check_line(answer) == (
+        "SHOE OK - shoe 3 idle, backlog 0 | backlog=0 rounds=0 cards_dealt=0"
+    )
+
+
+def test_the_summary_leads_with_a_single_problem_without_counting_more() -> None:
+    answer = status(devices=[device("starting")], table={"round": {"number": 4}})
+    assert summary(answer) == "scanner is starting; shoe 3 dealing, round 4, backlog 0"
+
+
+def test_a_status_answer_without_holds_faults_or_sinks_is_judged_by_what_it_has() -> None:
+    # A part left out counts as empty: assess judges any status answer, not only the daemon's.
+    answer = {
+        "controller": {},
+        "table": {"shoe": 3, "state": "dealing", "shoe_open": True},
+        "devices": [device("lost")],
+        "outbox": {"backlog": 0},
+    }
+    health = assess(answer, HealthSection())
+    assert health == {
+        "level": CRITICAL,
+        "status": "CRITICAL",
+        "problems": [
+            one_problem(
+                CRITICAL,
+                "scanner is lost while a shoe is open",
+                "stop dealing; technician: check the scanner's cable and power (shoectl devices)",
+            )
+        ],
+    }
+
+
+def test_a_sink_named_server_whose_kind_is_not_given_is_the_table_server() -> None:
+    # The [server] section's sink is an http one: a status without kinds names it so.
+    failing = sink("server", consecutive_failures=1, last_error="refused")
+    (problem,) = problems(status(devices=[device("connected")], outbox={"sinks": [failing]}))
+    assert problem["text"] == "delivery to the table server failing: refused"
+
+
+def test_a_fault_code_that_is_not_a_number_is_shown_as_it_came() -> None:
+    fault = {"device": "scanner", "code": "E7", "severity": 1, "text": "lamp dim"}
+    (problem,) = problems(status(table={"faults": [fault]}))
+    assert problem["text"] == "scanner fault E7: lamp dim"
