@@ -2,7 +2,8 @@
 
 `verify FILE` (written by `shoe-controller export` or `shoectl round N --export`): the hash
 chain is intact from the link the file says it follows to its last record, and replaying
-its inputs on a fresh table gives exactly its events. `verify --journal PATH`: the whole
+its inputs on a fresh table, with the table settings the file journals (`--config` instead,
+if given), gives exactly its events. `verify --journal PATH`: the whole
 chain of a journal file, read-only (the daemon may be running), and its integrity check.
 Exit 0 verified, 1 not (each check says why, naming the first bad record). Times are shown
 in this machine's zone with the offset, or in UTC with `--utc` (as shoectl shows them).
@@ -33,7 +34,7 @@ from shoe_controller.store.journal import Journal, JournalError
 from shoe_controller.store.records import ReplayStep, StoredEvent
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
-from shoe_controller.vocab.inputs import InputError, input_from_json
+from shoe_controller.vocab.inputs import InputError, TableSettings, input_from_json
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -85,7 +86,8 @@ def read_export(lines: Iterable[str], name: str) -> ExportFile:
             if kind != "export" or record.get("format") != FORMAT:
                 raise FileError(f"{where}: not a shoe-controller export (no export header)")
             if record.get("version") != FORMAT_VERSION:
-                raise FileError(f"{where}: export version {record.get('version')!r}, expected 1")
+                version = json.dumps(record.get("version"))  # the file's own form, null too
+                raise FileError(f"{where}: export version {version}; this program reads 1")
             header = record
         elif kind == INPUT:
             records.append(_chain_record(record, where, _input_fields))
@@ -96,7 +98,7 @@ def read_export(lines: Iterable[str], name: str) -> ExportFile:
         elif kind == "end":
             trailer = record
         else:
-            raise FileError(f"{where}: unknown record {kind!r}")
+            raise FileError(f"{where}: unknown record {json.dumps(kind)}")
     if header is None:
         raise FileError(f"{name}: empty, not an export")
     if trailer is None:
@@ -160,47 +162,83 @@ def verify_export(export: ExportFile, override: TableConfig | None, times: Times
 
 def _replay(export: ExportFile, override: TableConfig | None, verdict: Verdict) -> None:
     header = export.header
-    config = override
-    if config is None and header.get("procedures") is not None:
-        try:
-            config = TableConfig.from_mapping(header["procedures"])
-        except (TypeError, ValueError) as error:
-            verdict.say("replay", f"NOT DONE: the file's table settings: {error}", good=False)
-            return
-    if config is None:
-        verdict.say(
-            "replay",
-            "NOT DONE: the file carries no table settings; give --config (the daemon's file)",
-            good=False,
-        )
-        return
     start = (header.get("inputs") or [0])[0]
     # As recovery does (Journal.replay_steps): a shoe begun before the stretch is over.
     begun_before = {shoe["shoe"] for shoe in header.get("shoes", []) if shoe["first_input"] < start}
+    replayed = [item for item in export.inputs if item["shoe"] not in begun_before]
+    chosen = _settings(export, override, replayed[0]["input_no"] if replayed else start, verdict)
+    if chosen is None:
+        return
+    config, source = chosen
     first_shoe = next((item["shoe"] for item in export.inputs if item["shoe"] is not None), None)
     table = Table(config, last_shoe=max((first_shoe or 1) - 1, 0))
-    replayed = events = skipped = 0
-    for item in export.inputs:
-        if item["shoe"] in begun_before:
-            skipped += 1
-            continue
+    events = unapplied = 0
+    for item in replayed:
         stored = tuple(_stored(event) for event in export.events.get(item["input_no"], []))
+        if override is not None and item["type"] == TableSettings.TYPE:
+            unapplied += 1  # --config decides throughout
+            continue
         try:
             fresh = table.apply(input_from_json(item["input"]))
         except InputError as error:
-            verdict.say("replay", f"DIFFERS: input {item['input_no']}: {error}", good=False)
+            verdict.say(
+                "replay", f"DIFFERS: input {item['input_no']}: {error}; {source}", good=False
+            )
             return
         step = ReplayStep(item["input_no"], item["shoe"], item["input"], stored)
         problem = step.mismatch(fresh)
         if problem is not None:
-            verdict.say("replay", f"DIFFERS: {problem}", good=False)
+            verdict.say("replay", f"DIFFERS: {problem}; {source}", good=False)
             return
-        replayed += 1
         events += len(stored)
+    if unapplied:
+        source += f" ({unapplied} table_settings input(s) not applied)"
+    skipped = len(export.inputs) - len(replayed)
     note = f"; {skipped} input(s) of a shoe begun earlier not replayed" if skipped else ""
     verdict.say(
-        "replay", f"equal: {replayed} input(s) replayed give their {events} stored event(s){note}"
+        "replay",
+        f"equal: {len(replayed) - unapplied} input(s) replayed give their {events} stored"
+        f" event(s), {source}{note}",
     )
+
+
+def _settings(
+    export: ExportFile, override: TableConfig | None, first: int, verdict: Verdict
+) -> tuple[TableConfig, str] | None:
+    """The table settings to replay with from input `first` on, and where they come from:
+    --config, else the file's table_settings input in force then (inside the chain), else
+    the header's (a journal written before they were journaled); None when there are none
+    (said in the verdict)."""
+    if override is not None:
+        return override, "with the table settings of --config, not the file's"
+    journaled = [item for item in export.inputs if item["type"] == TableSettings.TYPE]
+    in_force = [item for item in journaled if item["input_no"] <= first]
+    if in_force:
+        settings, where = in_force[-1]["input"].get("settings"), f"input {in_force[-1]['input_no']}"
+        source = f"with the table settings journaled at {where}"
+    elif header_settings := export.header.get("procedures"):
+        settings, where = header_settings, "the export header"
+        source = "with the export header's table settings (not in the chain)"
+    else:
+        lacks = (
+            f"the file's first is input {journaled[0]['input_no']}: its journal journaled them"
+            " only from then on"
+            if journaled
+            else "its journal was written before table settings were journaled"
+        )
+        verdict.say(
+            "replay",
+            f"NOT DONE: the file carries no table settings: no table_settings input at or"
+            f" before input {first} ({lacks}), and none in its header; give --config (the"
+            " daemon's file)",
+            good=False,
+        )
+        return None
+    try:
+        return TableConfig.from_mapping(settings), source
+    except (AttributeError, TypeError, ValueError) as error:
+        verdict.say("replay", f"NOT DONE: the table settings of {where}: {error}", good=False)
+        return None
 
 
 def _stored(event: Mapping[str, Any]) -> StoredEvent:

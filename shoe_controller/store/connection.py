@@ -5,11 +5,12 @@ JournalErrors. The journal's parts (queries.py, integrity.py, sinks.py, journal.
 from __future__ import annotations
 
 import sqlite3
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from shoe_controller.store.errors import JournalError
+from shoe_controller.store.errors import JournalError, JournalOutcomeUnknown
 from shoe_controller.store.records import StoredEvent, stored_event
 from shoe_controller.store.transactions import query, transaction
 
@@ -24,6 +25,9 @@ class JournalConnection:
         self.path = path
         self.controller_id = controller_id
         self.read_only = read_only
+        # Set by the first commit the disk failed: no later commit through this connection
+        # may seem to settle it (docs/journal.md "A commit of unknown outcome").
+        self.outcome_unknown: str | None = None
 
     def limit_cache(self, kib: int) -> None:
         """At most `kib` KiB of page cache on this connection (SQLite's default: 2 MB)."""
@@ -53,7 +57,20 @@ class JournalConnection:
         """BEGIN IMMEDIATE ... COMMIT: the write lock is taken up front; `durable` as in
         transactions.transaction()."""
         self.require_writable()
-        return transaction(self.sqlite, self.path, "BEGIN IMMEDIATE", durable=durable)
+        if self.outcome_unknown is not None:
+            raise JournalOutcomeUnknown(
+                f"an earlier commit's outcome is unknown: {self.outcome_unknown}"
+            )
+        return self._noting_unknown(durable)
+
+    @contextmanager
+    def _noting_unknown(self, durable: bool) -> Iterator[sqlite3.Connection]:
+        try:
+            with transaction(self.sqlite, self.path, "BEGIN IMMEDIATE", durable=durable) as conn:
+                yield conn
+        except JournalOutcomeUnknown as error:
+            self.outcome_unknown = str(error)
+            raise
 
     def require_writable(self) -> None:
         if self.read_only:

@@ -2,10 +2,12 @@
 
 `export_records(journal, selection)` gives the JSON-able records of one contiguous stretch of
 the chain, in stored order: a header (what was selected, the link the first record follows,
-the shoes it touches, the table settings to replay with), every input and event with its
-link, and a trailer (how many records, the last link). `shoe-controller export` writes them as
-JSON lines, `shoectl round N --export` asks the daemon for them, `shoe-controller verify`
-checks them (docs/journal.md "Export and verify").
+the shoes it touches, the table settings in force at its first input), every input and event
+with its link, and a trailer (how many records, the last link). The settings that count are
+the `table_settings` inputs inside the chain, the stretch's first input since issue 26;
+`verify` trusts the header's copy only for a journal written before they were journaled.
+`shoe-controller export` writes them as JSON lines, `shoectl round N --export` asks the daemon
+for them, `shoe-controller verify` checks them (docs/journal.md "Export and verify").
 
 The stretch always starts where a replay can start, at the first input of a shoe, so that
 replaying it gives the stored events: `--shoe N` is the whole shoe, `--round S:R` shoe S
@@ -93,8 +95,12 @@ def export_records(
     procedures: TableConfig | None,
     now: float,
 ) -> Iterator[dict[str, Any]]:
-    """The header, the records in stored order, the trailer (module docstring)."""
+    """The header, the records in stored order, the trailer (module docstring); the header's
+    settings are the journal's in force at the first input, else `procedures` (the
+    configuration's, for a journal written before they were journaled), else null."""
     first, last = input_span(journal.reads, selection)
+    in_force = journal.reads.settings_in_force(first)
+    settings = dataclasses.asdict(procedures) if procedures is not None else None
     previous, inputs, events = journal.integrity.chain_rows(first, last)
     by_key: dict[tuple[str, int], dict[str, Any]] = {}
     for row in inputs:
@@ -119,7 +125,7 @@ def export_records(
         "follows": previous,
         "journal_chain": journal.integrity.chain_state(),
         "shoes": shoes,
-        "procedures": None if procedures is None else dataclasses.asdict(procedures),
+        "procedures": in_force[1] if in_force is not None else settings,
     }
     count, head = 0, previous
     ordered = in_chain_order(map(input_record, inputs), map(event_record, events))

@@ -105,6 +105,20 @@ class JournalReader:
 
     # ------------------------------------------------------------------ replay
 
+    def settings_in_force(self, input_no: int) -> tuple[int, dict[str, Any]] | None:
+        """The last table_settings input at or before `input_no` (its number and settings):
+        the table settings in force then; None when the journal holds none that early (it
+        was written before they were journaled, or they were pruned)."""
+        rows = self._connection.query(
+            "SELECT input_no, body FROM inputs WHERE input_no <= ? AND type = 'table_settings'"
+            " ORDER BY input_no DESC LIMIT 1",
+            (input_no,),
+        )
+        if not rows:
+            return None
+        number, body = rows[0]
+        return int(number), dict(json.loads(body)["settings"])
+
     def command_outcome(self, key: str, window: int = COMMAND_WINDOW) -> list[StoredEvent] | None:
         """The events of the supervisor command stored with idempotency `key` among the last
         `window` inputs, or None if none was (docs/control.md "The same command twice"); a

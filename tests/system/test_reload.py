@@ -1,4 +1,5 @@
-"""SIGHUP (`systemctl reload`): the daemon takes the config file's [log] section again."""
+"""SIGHUP (`systemctl reload`): the daemon takes the config file's [log] section again; the
+table settings stay those of the start, the ones it journaled (issue 26)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from shoe_controller.store.journal import Journal
+
 GUARD_S = 30.0
 
 
@@ -23,7 +26,7 @@ def directory() -> Iterator[Path]:
         yield Path(name)
 
 
-def write_config(directory: Path, level: str) -> Path:
+def write_config(directory: Path, level: str, table: str = "") -> Path:
     (directory / "table.key").write_text("secret\n")
     (directory / "table.key").chmod(0o640)  # docs/install.md: never readable by others
     config = directory / "config.toml"
@@ -31,7 +34,7 @@ def write_config(directory: Path, level: str) -> Path:
         f'[server]\nurl = "http://127.0.0.1:9"\nkey_file = "{directory / "table.key"}"\n'
         f'[journal]\npath = "{directory / "journal.db"}"\n'
         f'[control]\nsocket = "{directory / "control.sock"}"\n'
-        f'[log]\nformat = "json"\nlevel = "{level}"\n'
+        f'[log]\nformat = "json"\nlevel = "{level}"\n{table}'
     )
     return config
 
@@ -96,6 +99,40 @@ def test_sighup_applies_a_new_log_level_without_a_restart(directory: Path) -> No
             "the resume to be logged at info level",
         )
         assert daemon.poll() is None  # reloaded, not restarted
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=GUARD_S) == 0
+
+
+def test_sighup_keeps_the_journaled_table_settings_and_says_the_file_changed(
+    directory: Path,
+) -> None:
+    config = write_config(directory, "info")
+    log = directory / "daemon.log"
+    with log.open("w") as stderr:
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "shoe_controller.cli.main", "run", "--config", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    try:
+        wait_for((directory / "control.sock").exists, "the control socket")
+        write_config(directory, "info", '[table]\nid = "07"\ndecks = 6\n')
+        os.kill(daemon.pid, signal.SIGHUP)
+        wait_for(
+            lambda: any(line.get("event") == "logs reopened" for line in log_lines(log)),
+            "the logs to be reopened",
+        )
+        changed = [line for line in log_lines(log) if line.get("changed")]
+        assert [(line["level"], line["changed"]) for line in changed] == [("warning", ["decks"])]
+        with Journal.open(directory / "journal.db", None, read_only=True) as journal:
+            settings = [
+                step.input["settings"]["decks"]
+                for step in journal.reads.replay_steps(1)
+                if step.input["type"] == "table_settings"
+            ]
+        assert settings == [8]  # journaled at the start; nothing new is in force
+        assert daemon.poll() is None
     finally:
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=GUARD_S) == 0
