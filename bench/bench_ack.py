@@ -10,13 +10,19 @@ anything but the commit? Measured in one run, real processes, the same pty frame
   loaded    the table server answering each request after 200 ms, and the live scoreboard
             (`[scoreboard] listen`) with 10 clients reading its event stream;
   hammered  150 clients asking `status` in a loop and 50 `events --follow` followers;
-each at 2 cards/s and at 100 cards/s, p50 and p99, with ratios: daemon / baseline (aim:
-p50 <= 1.5x, p99 <= 1.0x), hammered / alone (aim: <= 1.2x) and loaded / card + session.
-Then where a card's time goes inside the daemon, from its own timestamps
+  viewers   a viewer's per-user cap of connections (8) each asking the heaviest of `events`
+            (limit 1000), `rounds`, `road` and `outbox` in a loop (issue 26);
+each at 2 cards/s and at 100 cards/s, p50 and p99, with ratios: loaded / card + session (aim:
+p50 and p99 <= 1.5x, issue 26), hammered / alone (aim: <= 1.2x), viewers / alone (aim: p50
+<= 1.2x, p99 <= 1.5x, no ACK over 10 ms) and daemon / baseline. Every daemon's journal holds
+PREFILL_SHOES past shoes first, as a table PC's does (bench_viewers.prefill).
+Then whether the viewers' reader needs a process of its own (a card's handling in-process
+while answers are built beside it by a thread, by a process: bench_viewers.reads_beside),
+and where a card's time goes inside the daemon, from its own timestamps
 (shoe_card_stage_seconds and shoe_journal_commit_seconds on `[metrics]`, in one more run alone),
 and in-process, stage by stage (bench_ack_stages.py).
 
-Run: python bench/bench_ack.py [--quick]
+Run: python bench/bench_ack.py [--quick] [--viewers]
 """
 
 from __future__ import annotations
@@ -34,11 +40,15 @@ from pathlib import Path
 
 from bench_daemon import BenchShoe, Notify, deal_phase, describe, timed_start
 from bench_scoreboard import Clients, free_port
+from bench_viewers import QUERIES, Viewers, heaviest, prefill, reads_beside
 
 from shoe_controller.kit.rig import RigOptions, TableRig
 
 REPO = Path(__file__).resolve().parents[1]
 SLOW_SERVER_S = 0.2
+PREFILL_SHOES = 3  # past shoes in each daemon's journal (about 600 events each)
+VIEWERS = 8  # [control] max_connections_per_user: what one viewer may hold
+MAX_ACK_S = 0.010  # issue 26: no ACK over this while the viewers ask
 
 MINIMAL_HOST = textwrap.dedent(
     """
@@ -140,12 +150,16 @@ def run_daemon(
     hammer: int,
     follow: int,
     pages: int = 0,
+    viewers: int = 0,
     stages_by_pace: dict[str, dict[str, float]] | None = None,
+    worst: dict[str, float] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """`pages` clients of the live scoreboard (`[scoreboard] listen`, bench_scoreboard's
-    event-stream readers), `follow` followers and `hammer` askers on the control socket.
+    event-stream readers), `follow` followers and `hammer` askers on the control socket,
+    `viewers` connections asking the heaviest query of the journal in a loop.
     With `stages_by_pace`, the daemon serves `[metrics]` and what its own histograms say
-    of each pace's cards is put there (mean seconds by stage)."""
+    of each pace's cards is put there (mean seconds by stage); `worst` gets each pace's
+    slowest ACK."""
     work = directory / name
     work.mkdir()
     clients = {"max_connections": 250, "max_connections_per_user": 250}
@@ -159,12 +173,14 @@ def run_daemon(
     shoe = BenchShoe(rig.port_of("shoe"))
     load = None
     page_clients = None
+    viewing = None
     port = free_port()
     try:
         rig.start_receiver()
         if slow:
             _post(rig, "/control/faults", {"mode": "slow", "delay_s": SLOW_SERVER_S})
         rig.write_config(**({"scoreboard": {"listen": f"127.0.0.1:{port}"}} if pages else {}))
+        prefill(rig.config_path, PREFILL_SHOES)
         shoe.hello()
         timed_start(rig, notify, shoe)
         shoe.load()
@@ -179,16 +195,32 @@ def run_daemon(
             assert load.stdout is not None
             load.stdout.readline()
             shoe.pump_for(1.0)  # the clients connected and busy
+        if viewers:
+            socket_path = str(work / "control.sock")
+            query, costs = heaviest(socket_path)
+            print("  a viewer's queries alone, median ms: "
+                  + ", ".join(f"{q} {t * 1e3:.1f}" for q, t in costs.items())
+                  + f"; the heaviest: {query}")  # fmt: skip
+            viewing = Viewers(socket_path, viewers, QUERIES[query])
         results = {}
         for pace, rate, count in (("2/s", 2.0, paced), ("100/s", 100.0, fast)):
             before = stage_sums(metrics_port) if stages_by_pace is not None else None
-            results[pace] = describe(
-                f"{name} at {pace[:-2]} cards/s", deal_phase(shoe, rate, count)[0]
-            )
+            samples = deal_phase(shoe, rate, count)[0]
+            results[pace] = describe(f"{name} at {pace[:-2]} cards/s", samples)
+            if worst is not None:
+                worst[pace] = max(samples)
             if stages_by_pace is not None and before is not None:
                 stages_by_pace[pace] = stage_means(before, stage_sums(metrics_port))
+        if viewing is not None:
+            answered, seconds = viewing.stop()
+            viewing = None
+            print(f"  the viewers were answered {answered} in {seconds:.0f} s"
+                  f" ({sum(answered.values()) / seconds:.0f} answers/s)")  # fmt: skip
         return results
     finally:
+        if viewing is not None:
+            viewing.process.kill()
+            viewing.process.wait()
         if page_clients is not None:
             page_clients.process.kill()
             page_clients.process.wait()
@@ -256,14 +288,41 @@ def ratios(name: str, ours: dict[str, tuple[float, float]], base: dict[str, tupl
         print(f"    {name:<34} {pace:>6}   p50 {p50 / b50:5.2f}x   p99 {p99 / b99:5.2f}x")
 
 
+def viewers_only(directory: Path, paced: int, fast: int) -> int:
+    alone = run_daemon(directory, "alone", paced, fast, slow=False, hammer=0, follow=0)
+    worst: dict[str, float] = {}
+    viewed = run_daemon(
+        directory, "viewers", paced, fast, slow=False, hammer=0, follow=0, viewers=VIEWERS,
+        worst=worst,
+    )  # fmt: skip
+    print("\nratios")
+    ratios("viewers / alone (aim <= 1.2, 1.5)", viewed, alone)
+    print_worst(worst)
+    print()
+    reads_beside(directory)
+    return 0
+
+
+def print_worst(worst: dict[str, float]) -> None:
+    for pace, seconds in worst.items():
+        verdict = "met" if seconds <= MAX_ACK_S else "NOT met"
+        print(f"    viewers' slowest ACK at {pace:>6}: {seconds * 1e3:6.2f} ms"
+              f" (aim <= {MAX_ACK_S * 1e3:.0f} ms: {verdict})")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples")
+    parser.add_argument(
+        "--viewers", action="store_true", help="only the daemon alone and with the viewers"
+    )
     args = parser.parse_args(argv)
     paced, fast = (10, 200) if args.quick else (30, 380)
     directory = Path(tempfile.mkdtemp(prefix="bench-ack-"))
     try:
         print("card -> ACK, real processes, same pty frames (ms)\n")
+        if args.viewers:
+            return viewers_only(directory, paced, fast)
         base = run_baseline(directory, paced, fast)
         session = run_baseline(directory, paced, fast, "card + session")
         alone = run_daemon(directory, "alone", paced, fast, slow=False, hammer=0, follow=0)
@@ -276,12 +335,21 @@ def main(argv: list[str] | None = None) -> int:
             directory, "loaded", paced, fast, slow=True, hammer=0, follow=0, pages=10
         )
         hammered = run_daemon(directory, "hammered", paced, fast, slow=False, hammer=150, follow=50)
+        worst: dict[str, float] = {}
+        viewed = run_daemon(
+            directory, "viewers", paced, fast, slow=False, hammer=0, follow=0, viewers=VIEWERS,
+            worst=worst,
+        )  # fmt: skip
         print("\nratios")
         ratios("alone / baseline", alone, base)
-        ratios("loaded / baseline (aim <= 1.5, 1.0)", loaded, base)
+        ratios("loaded / baseline", loaded, base)
+        ratios("loaded / card + session (aim <= 1.5, 1.5)", loaded, session)
         ratios("hammered / alone (aim <= 1.2)", hammered, alone)
-        ratios("loaded / card + session", loaded, session)
+        ratios("viewers / alone (aim <= 1.2, 1.5)", viewed, alone)
+        print_worst(worst)
         print_stages(inside)
+        print()
+        reads_beside(directory)
         print()
         from bench_ack_stages import stages  # noqa: PLC0415 - after the processes are gone
 

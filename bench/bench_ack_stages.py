@@ -184,6 +184,79 @@ def input_first_stages(directory: Path, messages: list[Message], pace_s: float) 
         db.close()
 
 
+def wal_frames(wal: Path) -> list[int]:
+    """The page number of each frame in a WAL file (SQLite's WAL format: a 32-byte header,
+    then frames of a 24-byte header, the page number first, and a page)."""
+    data = wal.read_bytes() if wal.exists() else b""
+    if len(data) < 32:
+        return []
+    page_size = int.from_bytes(data[8:12], "big")
+    return [
+        int.from_bytes(data[offset : offset + 4], "big")
+        for offset in range(32, len(data) - 24 - page_size + 1, 24 + page_size)
+    ]
+
+
+def commit_pages(directory: Path, cards: int = 60) -> None:
+    """Which pages one card's commit writes to the WAL, by table or index (SQLite's dbstat),
+    for the daemon's journal (with the table server's sink numbering its events) and the
+    minimal hosts: what a card's ACK stands for, page by page."""
+    path = directory / "pages.db"
+    journal = Journal.open(path, "tbl-pages", routes={"server": lambda _type: True})
+    controller = Controller(TableConfig(), journal)
+    translator = ScannerTranslator()
+    device, host = connected_links()
+    wal = Path(f"{path}-wal")
+    written: dict[tuple[str, ...], int] = {}
+    for index, message in enumerate(frames(cards)):
+        device.send(message)
+        for delivery in host.receive_data(device.bytes_to_send()):
+            before = len(wal_frames(wal))
+            inputs = translator.translate(delivery.message, time.time())
+            session = {"scanner": {"session": delivery.handle.session_after.to_dict()}}
+            controller.submit_many(inputs, session)
+            pages = wal_frames(wal)[before:]
+            host.ack(delivery.handle)
+            device.receive_data(host.bytes_to_send())
+            if index >= BURN_PHASE and isinstance(delivery.message, Card) and pages:
+                with sqlite3.connect(path) as look:
+                    names = dict(look.execute("SELECT pageno, name FROM dbstat"))
+                key = tuple(sorted(names.get(page, f"page {page}") for page in pages))
+                written[key] = written.get(key, 0) + 1
+    journal.close()
+    print("the pages a card's commit writes to the WAL (the daemon's journal, one sink):")
+    for key, count in sorted(written.items(), key=lambda item: -item[1]):
+        print(f"  {count:3} cards: {len(key)} pages: {', '.join(key)}")
+    print("  minimal host: 1 page (inputs); card + session: 3 (inputs, links, counter)")
+
+
+def page_cost(directory: Path, quick: bool = False) -> None:
+    """What a page more in a commit costs: one row in each of k tables (k pages), WAL and
+    synchronous=FULL as the journal, p50 ms at each pace."""
+    print("a commit of k pages (one row in each of k tables), p50 ms:")
+    for pace_name, pace_s in PACES.items():
+        count = {0.0: 300, 0.01: 200, 0.5: 12 if quick else 30}[pace_s]
+        cells = []
+        for k in (1, 3, 8):
+            db = sqlite3.connect(directory / f"pages-{k}-{pace_s}.db", isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            for table in range(k):
+                db.execute(f"CREATE TABLE t{table} (n INTEGER PRIMARY KEY, body TEXT)")
+            took = []
+            for _ in range(count):
+                time.sleep(pace_s)
+                start = time.perf_counter()
+                db.execute("BEGIN IMMEDIATE")
+                for table in range(k):
+                    db.execute(f"INSERT INTO t{table} (body) VALUES (?)", ("x" * 200,))
+                db.execute("COMMIT")
+                took.append(time.perf_counter() - start)
+            db.close()
+            cells.append(f"k={k} {percentile(took, 0.5) * 1e3:6.3f}")
+        print(f"  {pace_name:<14} {'  '.join(cells)}")
+
+
 def report(name: str, times: Times) -> float:
     cells, total = [], 0.0
     for stage in STAGES:
@@ -198,6 +271,9 @@ def report(name: str, times: Times) -> float:
 
 
 def stages(directory: Path, *, quick: bool = False) -> None:
+    commit_pages(directory)
+    page_cost(directory, quick)
+    print()
     cards = {0.0: 380, 0.01: 200, 0.5: 12 if quick else 40}
     print("where a card's time goes, in-process, p50 ms: the daemon's parts, a design option, the")
     print("minimal host's steps")
