@@ -282,6 +282,7 @@ class DeviceSession:
         out: dict[str, Any] = {
             "device": self.name,
             "protocol": self.spec.protocol,
+            "kind": self.spec.kind,  # the configuration's (None: the device's HELLO says it)
             "port": self.connection.transport.name,
             "status": self.status,
             "connection": self.connection.stats.as_dict(),

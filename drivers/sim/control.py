@@ -13,7 +13,7 @@ Commands (fields in brackets are optional):
 - ``skip`` [count=1]: leave counter values out before the next CARD (R10.5).
 - ``reread``: the last CARD again in a new frame (a double read); ``count_back`` [count=1]:
   the next CARD's counter goes back by ``count`` (a shoe that lost count).
-- ``button`` button (1 REVEAL, 2 CALL_SUPERVISOR, or the name).
+- ``button`` button (1 REVEAL, 2 CALL_SUPERVISOR, 3 NO_MORE_BETS, or the name).
 - ``fault`` code [severity=2, text]; ``clear_fault`` code.
 - ``shuffle`` [decks]; ``check`` [result, missing, extra] (next SHUFFLE_DONE; cards as
   ``[rank, suit]``).

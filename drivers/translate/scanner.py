@@ -54,7 +54,11 @@ _SHOE_STATES = {
     m.ShoeState.COVER_OPEN: ShoeState.COVER_OPEN,
     m.ShoeState.COVER_CLOSED: ShoeState.COVER_CLOSED,
 }
-_BUTTONS = {m.ButtonId.REVEAL: Button.REVEAL, m.ButtonId.CALL_SUPERVISOR: Button.CALL_SUPERVISOR}
+_BUTTONS = {
+    m.ButtonId.REVEAL: Button.REVEAL,
+    m.ButtonId.CALL_SUPERVISOR: Button.CALL_SUPERVISOR,
+    m.ButtonId.NO_MORE_BETS: Button.NO_MORE_BETS,
+}
 _STATE_VERSION = 1
 
 
@@ -171,9 +175,10 @@ class ScannerTranslator:
         try:
             chosen = m.IndicatePattern(pattern)
         except ValueError:
-            raise ValueError(f"INDICATE pattern {pattern!r} is not 0-6") from None
+            raise ValueError(f"INDICATE pattern {pattern!r} is not 0-7") from None
         allowed = {
             m.IndicatePattern.BURN: range(256),
+            m.IndicatePattern.BETS_OPEN: range(256),  # seconds left, 0 when not known
             m.IndicatePattern.DEAL: range(1, 7),
             m.IndicatePattern.RESULT: range(1, 4),
         }.get(chosen, range(1))

@@ -90,6 +90,7 @@ class ButtonId(IntEnum):
 
     REVEAL = 1  # dealer confirms the cards are open
     CALL_SUPERVISOR = 2
+    NO_MORE_BETS = 3  # the dealer closes betting for the next round
 
 
 class ShuffleResult(IntEnum):

@@ -8,20 +8,32 @@ server receives it, with the shoe's bead road growing, until Ctrl-C. The daemon 
 live scoreboard page (docs/scoreboard.md) on a loopback port; the demo prints its URL.
 
 Ctrl-C, SIGTERM and SIGHUP stop it the same way: every process it started is stopped before
-it exits. Cards are written as shoectl writes them (`Q♥`), events in shoectl's words. A
-reused `--dir` is said for what it holds (the journal's shoes and events) before it goes on.
+it exits. Cards are written as shoectl writes them (`Q♥`), events in shoectl's words.
+
+A sandbox for every command: the surveillance companion runs beside the daemon (`shoectl
+edge`), metrics are served on a loopback port (`curl …/metrics`), the demo's user is the
+table's supervisor group (`shoectl void …`), and the demo prints the `SHOECTL_SOCKET=…` line
+and a few commands to try.
+
+A reused `--dir` goes on from its journal: the shoes are numbered on, and a shoe an earlier
+run left open is ended first as a supervisor would (`change-shoe`), because the simulated shoe
+of a new run cannot go on with that shoe's cards. `--fresh` deletes the earlier run's files
+first. The rounds it reports are the ones this run dealt.
 """
 
 from __future__ import annotations
 
 import contextlib
+import grp
 import os
 import secrets
+import shutil
 import signal
 import socket
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +42,7 @@ from typing import Any, TextIO
 
 import click
 
+from shoe_controller.cli.shoectl.client import AnswerError, Client, UnreachableError
 from shoe_controller.cli.shoectl.render import Painter, card_text, event_details
 from shoe_controller.kit.rig import TABLE_ID, RigError, RigOptions, TableRig
 from shoe_controller.service.config import listen_address
@@ -65,8 +78,16 @@ def stopped_by_signals() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def found_in(directory: Path) -> str | None:
-    """What a reused directory holds, in one sentence (None: nothing of an earlier run)."""
+@dataclass(frozen=True)
+class Earlier:
+    """What an earlier run left in a reused folder."""
+
+    text: str  # one sentence for a person
+    shoes: int  # the journal's last shoe number (0: none yet)
+
+
+def earlier_run(directory: Path) -> Earlier | None:
+    """What a reused directory holds (None: nothing of an earlier run)."""
     journal_path = directory / "journal.db"
     if not journal_path.exists():
         return None
@@ -75,20 +96,48 @@ def found_in(directory: Path) -> str | None:
             shoes = journal.reads.shoes()
             last_seq, marks = journal.reads.last_seq(), journal.sinks.marks()
     except JournalError as error:
-        return f"reusing {directory}: its journal cannot be read ({error})"
+        text = f"reusing {directory}: its journal cannot be read ({error}); --fresh starts anew"
+        return Earlier(text, 0)
+    going_on = "the demo goes on from it (--fresh starts from an empty journal)"
     if not shoes:
-        return f"reusing {directory}: its journal holds {last_seq} event(s) and no shoe yet"
-    last = shoes[-1]
-    state = "ended" if last.ended_at is not None else "still open: the table goes on with it"
-    held = f"shoe {last.shoe}" if len(shoes) == 1 else f"shoes {shoes[0].shoe} to {last.shoe}"
+        text = f"reusing {directory}: its journal holds {last_seq} event(s) and no shoe yet"
+        return Earlier(f"{text}; {going_on}", 0)
+    last = shoes[-1].shoe
+    held = f"shoe {last}" if len(shoes) == 1 else f"shoes {shoes[0].shoe} to {last}"
     delivered = "; ".join(
         f"{mark.sink} has {mark.delivered_through} of its {mark.last_seq}"
         for mark in marks.values()
     )
-    return (
+    text = (
         f"reusing {directory}: its journal holds {held} and {last_seq} event(s)"
-        f" ({delivered or 'no sink'}); shoe {last.shoe} is {state}"
+        f" ({delivered or 'no sink'}); {going_on}"
     )
+    return Earlier(text, last)
+
+
+def found_in(directory: Path) -> str | None:
+    """What a reused directory holds, in one sentence (None: nothing of an earlier run)."""
+    earlier = earlier_run(directory)
+    return earlier.text if earlier is not None else None
+
+
+# What a demo writes into its folder, and nothing else: what --fresh deletes.
+DEMO_FILES = ("config.toml", "table.key", "control.sock", "shoe", "shoe.ctl", "decks")
+DEMO_PREFIXES = ("journal.db", "receiver.db")
+
+
+def clear_earlier_run(directory: Path) -> list[str]:
+    """Delete what an earlier demo wrote into `directory` (--fresh); the names deleted."""
+    deleted = []
+    for entry in sorted(directory.iterdir()) if directory.is_dir() else []:
+        name = entry.name
+        if name in DEMO_FILES or name.startswith(DEMO_PREFIXES) or name.endswith(".log"):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            deleted.append(name)
+    return deleted
 
 
 @dataclass(frozen=True)
@@ -98,39 +147,143 @@ class DemoOptions:
     seed: int
     squeeze: bool
     scoreboard: str = ""  # host:port of the scoreboard page; "" picks a free loopback port
+    temporary: bool = False  # the folder is deleted at exit
 
 
-def run_demo(directory: Path, options: DemoOptions, out: TextIO) -> int:
-    """Run the table; returns the number of rounds shown."""
+@dataclass
+class Tally:
+    """What this run dealt, kept where a Ctrl-C still finds it."""
+
+    rounds: int = 0
+
+
+def run_demo(directory: Path, options: DemoOptions, out: TextIO, tally: Tally | None = None) -> int:
+    """Run the table; returns the number of rounds this run dealt."""
+    tally = tally if tally is not None else Tally()
+    earlier = earlier_run(directory)
+    # A reused folder's shoes get other cards than its earlier shoes: the seed moves on.
+    seed = options.seed + (earlier.shoes if earlier is not None else 0)
     rig = TableRig(
-        directory, RigOptions(pace=options.pace, seed=options.seed, squeeze=options.squeeze)
+        directory,
+        RigOptions(pace=options.pace, seed=seed, squeeze=options.squeeze, autoload=False),
     )
     listen = options.scoreboard or f"127.0.0.1:{_free_port()}"
+    metrics = f"127.0.0.1:{_free_port(avoid=listen)}"
     try:
         try:
-            _start(rig, listen)
-            click.echo(
-                f"table {TABLE_ID}: shoe on {rig.port_of('shoe')}, table server on "
-                f"127.0.0.1:{rig.receiver_port}, logs and journal in {directory}",
-                file=out,
-            )
-            click.echo(f"scoreboard on http://{listen}/", file=out)
-            return _follow(rig, options, out)
+            _start(rig, listen, metrics)
+            after = rig.records.server_last_seq()  # what the table server had before this run
+            _introduce(rig, options, listen, metrics, out)
+            _end_open_shoe(rig, out)
+            rig.dealer.load_shoe()
+            _wait_for_surveillance(rig)
+            return _follow(rig, options, out, after, tally)
         finally:
             rig.close()
     except RigError as error:
-        raise click.ClickException(str(error)) from None
+        hint = "; the folder holds an earlier demo's files: --fresh starts anew" if earlier else ""
+        raise click.ClickException(f"{error}{hint}") from None
 
 
-def _start(rig: TableRig, listen: str) -> None:
-    """The rig's own start, with a [scoreboard] section in the daemon's configuration."""
+def _start(rig: TableRig, listen: str, metrics: str) -> None:
+    """The rig's own start, with the scoreboard page, metrics, the demo's user as the
+    supervisor group, and the surveillance companion."""
     rig.directory.mkdir(parents=True, exist_ok=True)
     rig.key_file.write_text(secrets.token_hex(32) + "\n")
     os.chmod(rig.key_file, 0o600)
     rig.start_receiver()
     rig.start_simulators()
-    rig.write_config(scoreboard={"listen": listen})
+    control = {}
+    with contextlib.suppress(KeyError):  # a group without a name: root alone acts
+        group = grp.getgrgid(os.getgid()).gr_name
+        control = {"supervisor_group": group, "viewer_group": group}
+    rig.write_config(scoreboard={"listen": listen}, metrics={"listen": metrics}, control=control)
     rig.start_daemon()
+    rig.start_surveillance()
+
+
+def _introduce(rig: TableRig, options: DemoOptions, listen: str, metrics: str, out: TextIO) -> None:
+    """Where everything is, and what to try in another terminal."""
+    directory = rig.directory
+    kept = " (a temporary folder, deleted when the demo stops; --dir DIR keeps it)"
+    click.echo(
+        f"table {TABLE_ID}: shoe on {rig.port_of('shoe')}, table server on "
+        f"127.0.0.1:{rig.receiver_port}, logs and journal in {directory}"
+        + (kept if options.temporary else ""),
+        file=out,
+    )
+    click.echo(f"scoreboard on http://{listen}/", file=out)
+    click.echo(f"metrics on http://{metrics}/metrics", file=out)
+    shoectl = _shoectl_program()
+    tries = (
+        ("status", "is everything all right? what needs a person"),
+        ("rounds", "the last ten games"),
+        ("road", "the shoe's roads, as the scoreboard draws them"),
+        ("events -f", "every event as it happens (Ctrl-C ends it)"),
+        ("edge", "every bet's exact edge on the cards left (surveillance)"),
+        ('void --by sup1 --reason "a try"', "an action: you are this table's supervisor"),
+    )
+    width = max(len(f"{shoectl} {command}") for command, _ in tries)
+    click.echo("Try in another terminal:", file=out)
+    click.echo(f"  export SHOECTL_SOCKET={directory / 'control.sock'}", file=out)
+    for command, what in tries:
+        click.echo(f"  {f'{shoectl} {command}'.ljust(width)}  # {what}", file=out)
+    click.echo(f"  curl -s http://{metrics}/metrics", file=out)
+
+
+def _end_open_shoe(rig: TableRig, out: TextIO) -> None:
+    """A shoe an earlier run left open is ended as a supervisor would (R3.2 change-shoe): the
+    simulated shoe of this run holds new cards, and cannot go on with that shoe's."""
+    try:
+        with Client(str(rig.directory / "control.sock")) as client:
+            table = client.request({"cmd": "status"})["table"]
+            if not table["shoe_open"]:
+                return
+            shoe = table["shoe"]
+            click.echo(
+                f"shoe {shoe} was left open by an earlier run: the demo ends it as a supervisor"
+                " would (change-shoe), since a new simulated shoe cannot go on with its cards",
+                file=out,
+            )
+            client.request(
+                {
+                    "cmd": "act",
+                    "action": "change_shoe",
+                    "by": "demo",
+                    "reason": f"shoe {shoe} was left open by an earlier demo; a new one is loaded",
+                    "args": {},
+                    "key": uuid.uuid4().hex,
+                }
+            )
+    except (UnreachableError, AnswerError) as error:
+        text = f"a shoe left open by an earlier run could not be ended: {error}"
+        raise RigError(text) from None
+
+
+def _wait_for_surveillance(rig: TableRig) -> None:
+    """Deal once the companion has reported on the new shoe: its summary then covers the
+    shoe from its first round (it cannot report rounds dealt before it followed)."""
+
+    def reported() -> bool:
+        try:
+            with Client(str(rig.directory / "control.sock")) as client:
+                client.request({"cmd": "edge"})
+        except AnswerError:
+            time.sleep(0.05)  # not_found: no report on this shoe yet (the companion starts)
+            return False
+        except UnreachableError as error:
+            raise RigError(f"the control socket: {error}") from None
+        return True
+
+    rig.wait_until(reported, "the surveillance companion's first report")
+
+
+def _shoectl_program() -> str:
+    """How to start shoectl here: its name when on PATH, else beside this Python (a venv)."""
+    if shutil.which("shoectl"):
+        return "shoectl"
+    beside = Path(sys.executable).parent / "shoectl"
+    return str(beside) if beside.exists() else f"{sys.executable} -m shoe_controller.cli.shoectl"
 
 
 def _checked_listen(value: str) -> str:
@@ -142,44 +295,52 @@ def _checked_listen(value: str) -> str:
     return value
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+def _free_port(avoid: str = "") -> int:
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if not avoid.endswith(f":{port}"):
+            return port
 
 
-def _follow(rig: TableRig, options: DemoOptions, out: TextIO) -> int:
-    """Deal card by card as a dealer would, and print what the table server receives.
+def _follow(rig: TableRig, options: DemoOptions, out: TextIO, after: int, tally: Tally) -> int:
+    """Deal card by card as a dealer would, and print what the table server receives of
+    this run (its events after seq `after`).
 
     The dealer draws the next card once the controller has stored the last one, and at the
     end of a shoe takes it out and loads a fresh one: so no card is drawn into a shoe the
-    table has closed, whatever the pace.
+    table has closed, whatever the pace. Shoes are counted from this run's start.
     """
-    printed, rounds = 0, 0
+    printed = after
     road: list[str] = []
     paint = Painter.for_stream(out)
+    ended_before = rig.records.shoes_ended  # the journal's, up to the shoe loaded above
+
+    def ended() -> int:
+        return rig.records.shoes_ended - ended_before
 
     def show() -> None:
-        nonlocal printed, rounds
+        nonlocal printed
         for event in rig.records.received_events(after=printed):
             printed = event["seq"]
-            rounds += event["type"] == "round.result"
+            tally.rounds += event["type"] == "round.result"
             line = _describe(event, road, paint)
             if line:
                 click.echo(line, file=out)
 
-    while options.shoes is None or rig.records.shoes_ended < options.shoes:
-        ended = rig.records.shoes_ended
+    while options.shoes is None or ended() < options.shoes:
+        before = ended()
         rig.dealer.deal(1)
-        if rig.records.shoes_ended > ended:
-            more = options.shoes is None or rig.records.shoes_ended < options.shoes
+        if ended() > before:
+            more = options.shoes is None or ended() < options.shoes
             rig.dealer.change_shoe(load=more)
         show()
         time.sleep(options.pace)
     # The last shoe's events on their way to the table server: show them too.
     rig.wait_delivered()
     show()
-    return rounds
+    return tally.rounds
 
 
 _WINNER_MARK = {"player": ("P", "blue"), "banker": ("B", "red"), "tie": ("T", "green")}
@@ -219,7 +380,13 @@ def _cards(codes: list[str | None], paint: Painter) -> str:
 @click.option("--fast", is_flag=True, help="Deal a whole shoe in seconds, then stop.")
 @click.option("--pace", type=float, default=None, help="Seconds between cards (default 0.6).")
 @click.option("--shoes", type=int, default=None, help="Stop after this many shoes.")
-@click.option("--seed", type=int, default=1, show_default=True, help="The shuffle's seed.")
+@click.option(
+    "--seed",
+    type=int,
+    default=1,
+    show_default=True,
+    help="The shuffle's seed (a reused --dir adds the shoes its journal holds: no shoe repeats).",
+)
 @click.option("--squeeze", is_flag=True, help="Squeeze mode (R15): cards hidden until revealed.")
 @click.option(
     "--scoreboard",
@@ -233,7 +400,14 @@ def _cards(codes: list[str | None], paint: Painter) -> str:
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Keep the journal, logs and config here (default: a temporary directory).",
+    help="Keep the journal, logs and configuration in this folder, and go on from them the next"
+    " time (default: a temporary folder, deleted when the demo stops).",
+)
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="Delete what an earlier demo left in --dir (journal, table server database, logs)"
+    " and start from an empty journal.",
 )
 def demo_command(
     *,
@@ -244,15 +418,22 @@ def demo_command(
     squeeze: bool,
     scoreboard: str,
     directory: Path | None,
+    fresh: bool,
 ) -> None:
-    """A whole table on this machine: simulated shoe, table server and the daemon."""
+    """A whole table on this machine: simulated shoe, table server and the daemon.
+
+    The surveillance companion, the scoreboard page and metrics run too; the demo prints the
+    SHOECTL_SOCKET to give shoectl and a few commands to try. Ctrl-C stops every process.
+    """
     options = DemoOptions(
         pace=pace if pace is not None else (0.002 if fast else 0.6),
         shoes=shoes if shoes is not None else (1 if fast else None),
         seed=seed,
         squeeze=squeeze,
         scoreboard=scoreboard,
+        temporary=directory is None,
     )
+    tally = Tally()
     with contextlib.ExitStack() as stack:
         stack.enter_context(stopped_by_signals())
         try:
@@ -260,11 +441,16 @@ def demo_command(
                 made = tempfile.TemporaryDirectory(prefix="shoe-demo-")
                 directory = Path(stack.enter_context(made))
             directory.mkdir(parents=True, exist_ok=True)
+            if fresh:
+                deleted = clear_earlier_run(directory)
+                if deleted:
+                    click.echo(f"--fresh: deleted the earlier demo's {', '.join(deleted)}")
             found = found_in(directory)
             if found:
                 click.echo(found)
-            rounds = run_demo(directory, options, sys.stdout)
+            rounds = run_demo(directory, options, sys.stdout, tally)
         except Stopped as stop:
-            click.echo(f"\nstopped ({stop}): every process of the demo stopped")
+            click.echo(f"\n{tally.rounds} rounds dealt")
+            click.echo(f"stopped ({stop}): every process of the demo stopped")
             return
         click.echo(f"{rounds} rounds dealt")

@@ -2,8 +2,9 @@
 
 The inputs and events as JSON lines with their hash chain (store/export.py), read from the
 journal read-only: it works while the daemon runs, and on a copy of the file. The table
-settings of the configuration go into the file, so that `shoe-controller verify` can replay
-it anywhere (docs/journal.md "Export and verify").
+settings are the journal's own `table_settings` inputs, inside the chain, so that
+`shoe-controller verify` can replay the file anywhere; the configuration's stand in for a
+journal written before they were journaled (docs/journal.md "Export and verify").
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
 from shoe_controller.cli.options import config_option
+from shoe_controller.cli.shoectl.typed_times import TimeTypedError, read_time
 from shoe_controller.service.config import ConfigError, load
 from shoe_controller.store.export import ExportError, Selection, export_records
 from shoe_controller.store.journal import Journal, JournalError
@@ -36,23 +37,14 @@ def parse_round(text: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
-def parse_time(text: str) -> float:
-    """Unix seconds, or an ISO-8601 time (`2026-11-30T11:00:00Z`; without a zone: UTC, the
-    journal's)."""
+def parse_time(text: str, *, utc: bool = False) -> float:
+    """A time as a person types it, in unix seconds: read in this machine's zone, the one
+    shoectl shows (with `utc`: in UTC), or with its offset; a wall-clock time the clocks pass
+    twice is refused (cli/shoectl/typed_times.py)."""
     try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise click.BadParameter(
-            f"{text!r}: expected an ISO-8601 time (2026-11-30T11:00:00Z) or unix seconds",
-            param_hint="--since",
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+        return read_time(text, utc=utc).timestamp()
+    except TimeTypedError as error:
+        raise click.BadParameter(str(error), param_hint="--since") from None
 
 
 def table_settings(config_path: Path, given: bool) -> tuple[TableConfig | None, str | None]:
@@ -89,7 +81,16 @@ def write_lines(records: Iterable[Mapping[str, Any]], output: str) -> int:
 @click.option(
     "--round", "round_text", metavar="S:R", help="Round R of shoe S (from the shoe's start)."
 )
-@click.option("--since", "since_text", metavar="TIME", help="From the shoe in play at TIME on.")
+@click.option(
+    "--since",
+    "since_text",
+    metavar="TIME",
+    help="From the shoe in play at TIME on. TIME is read in this machine's zone, as shoectl"
+    " shows times (with --utc: in UTC), or with its offset: '2026-11-30 03:18', 'yesterday',"
+    " '-2h', '2026-11-30T03:18+08:00'; a time the clocks pass twice (daylight saving) is"
+    " refused.",
+)
+@click.option("--utc", is_flag=True, help="Read --since in UTC instead of this machine's zone.")
 @click.option(
     "-o",
     "--output",
@@ -105,6 +106,7 @@ def export_command(
     shoe: int | None,
     round_text: str | None,
     since_text: str | None,
+    utc: bool,
     output: str,
 ) -> None:
     """Write a shoe, a round or everything since a time as JSON lines with the hash chain."""
@@ -115,7 +117,7 @@ def export_command(
     selection = Selection(
         shoe=shoe,
         round=parse_round(round_text) if round_text is not None else None,
-        since=parse_time(since_text) if since_text is not None else None,
+        since=parse_time(since_text, utc=utc) if since_text is not None else None,
     )
     given = click.get_current_context().get_parameter_source("config_path")
     procedures, configured = table_settings(
@@ -124,17 +126,18 @@ def export_command(
     path = journal_path or (Path(configured) if configured else None)
     if path is None:
         raise click.UsageError(f"no journal: {config_path} does not exist; give --journal PATH")
-    if procedures is None:
-        click.echo(
-            "export: no configuration read: the file carries no table settings, and"
-            " `shoe-controller verify` will need --config to replay it",
-            err=True,
-        )
     try:
         with Journal.open(path, None, read_only=True) as journal:
             # All read before the file is opened: a selection that names nothing leaves no file.
             records = list(
                 export_records(journal, selection, procedures=procedures, now=time.time())
+            )
+        if records[0]["procedures"] is None:
+            click.echo(
+                "export: the journal holds no table settings for this stretch (written before"
+                " they were journaled) and no configuration was read: `shoe-controller verify`"
+                " will need --config to replay it",
+                err=True,
             )
         count = write_lines(records, output)
     except ExportError as error:

@@ -79,6 +79,18 @@ def _verify() -> click.Command:
     return verify_command
 
 
+def _report() -> click.Command:
+    from shoe_controller.cli.report import report_command  # noqa: PLC0415 - loaded when called
+
+    return report_command
+
+
+def _check() -> click.Command:
+    from shoe_controller.cli.check import check_command  # noqa: PLC0415 - loaded when called
+
+    return check_command
+
+
 def _surveillance() -> click.Command:
     from shoe_controller.cli.surveillance import surveillance_command  # noqa: PLC0415 - loaded when called
 
@@ -90,6 +102,10 @@ SUBCOMMANDS: Mapping[str, Subcommand] = MappingProxyType(
         "run": Subcommand(
             "Run the controller of this table (the systemd service's command).", _run
         ),
+        "check": Subcommand(
+            "Check a configuration as `run` does at start-up, and start nothing (like nginx -t).",
+            _check,
+        ),
         "demo": Subcommand(
             "A whole table on this machine: simulated shoe, table server and the daemon.", _demo
         ),
@@ -100,10 +116,11 @@ SUBCOMMANDS: Mapping[str, Subcommand] = MappingProxyType(
             "Connect to one device and print every decoded input, one line each.", _monitor
         ),
         "receiver": Subcommand(
-            "Run the reference table server (PUSH_API.md). Prints the bound port first.", _receiver
+            "Run the reference table server (docs/spec-push-api.md). Prints the bound port first.",
+            _receiver,
         ),
         "replay": Subcommand(
-            "Replay INPUTS (JSON lines, one input each) and print the events as JSON lines.",
+            "Replay FILE (inputs or a dispute file, '-': standard input) and show its events.",
             _replay,
         ),
         "surveillance": Subcommand(
@@ -114,6 +131,11 @@ SUBCOMMANDS: Mapping[str, Subcommand] = MappingProxyType(
         "export": Subcommand(
             "Write a shoe, a round or everything since a time as JSON lines with the hash chain.",
             _export,
+        ),
+        "report": Subcommand(
+            "A shift report from the journal: per hour and per dealer, rounds, pace, holds by"
+            " kind and time to resolve, voids, misdeals, shoes.",
+            _report,
         ),
         "verify": Subcommand(
             "Check an export's hash chain and replay it, or check a journal's whole chain.",
@@ -140,8 +162,10 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # click's own listing, fed stand-ins that carry only the summaries: the same layout and
         # shortening as before, without importing a single subcommand.
+        # short_help: the whole summary, wrapped as the terminal allows, never cut short.
         stand_ins = [
-            click.Command(name, help=entry.summary) for name, entry in self._subcommands.items()
+            click.Command(name, short_help=entry.summary)
+            for name, entry in self._subcommands.items()
         ]
         added = [self.commands[name] for name in super().list_commands(ctx)]
         click.Group(commands=[*stand_ins, *added]).format_commands(ctx, formatter)

@@ -30,6 +30,7 @@ from drivers.session.spec import PROTOCOLS, default_baud, parse_address
 from drivers.translate.registry import DeckRegistry, RegistryError
 from drivers.translate.scanner import KINDS
 from drivers.transports.watched import Watcher
+from shoe_controller.cli.shoectl.wording import value_text
 
 
 def hex_lines(direction: str, data: bytes, at: float, width: int = 16) -> list[str]:
@@ -52,7 +53,10 @@ def statistics_text(stats: dict[str, Any]) -> str:
     lines.append(f"  {'inputs':<11}{stats['inputs']}" + (f" ({by_type})" if by_type else ""))
     for part in ("connection", "link", "adapter", "translator", "tap"):
         if part in stats:
-            pairs = ", ".join(f"{name} {value}" for name, value in stats[part].items())
+            pairs = ", ".join(
+                f"{name.replace('_', ' ')} {value_text(value)}"
+                for name, value in stats[part].items()
+            )
             lines.append(f"  {part:<11}{pairs}")
     return "\n".join(lines)
 
@@ -77,26 +81,52 @@ def _hex_watcher(emit: Emit) -> Watcher:
 
 
 @click.command("monitor")
-@click.option("--protocol", type=click.Choice(PROTOCOLS), required=True, help="wire protocol")
-@click.option("--port", "url", required=True, help="pyserial URL or usb:VID:PID[:SERIAL]")
-@click.option("--kind", type=click.Choice(KINDS), help="device kind (SLP devices also say it)")
+@click.option(
+    "--protocol",
+    type=click.Choice(PROTOCOLS),
+    required=True,
+    help="The wire protocol the device speaks.",
+)
+@click.option(
+    "--port",
+    "url",
+    required=True,
+    metavar="URL",
+    help="Where the device is: a pyserial URL (/dev/ttyUSB0, socket://HOST:PORT) or"
+    " usb:VID:PID[:SERIAL].",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(KINDS),
+    help="The device's kind (a reference-protocol device also says it in its HELLO).",
+)
 @click.option(
     "--registry",
     type=click.Path(file_okay=False, path_type=Path),
-    help="RFID deck registry directory (without it every UID is shown as foreign)",
+    help="The RFID deck registry folder (without it every tag is shown as foreign).",
 )
 @click.option(
     "--baud",
     type=int,
-    help=f"serial speed (default {default_baud('slp')} slp, {default_baud('beetek')} ASCII)",
+    metavar="BAUD",
+    help=f"The serial speed (default {default_baud('slp')} for slp,"
+    f" {default_baud('beetek')} for the ASCII shoes).",
 )
-@click.option("--device", help="device name in the inputs (default scanner or shuffler)")
-@click.option("--json", "as_json", is_flag=True, help="one JSON object per line")
-@click.option("--heartbeats", is_flag=True, help="also print SLP heartbeats")
-@click.option("--tap", is_flag=True, help="listen only: write nothing, ACK nothing (a spy port)")
-@click.option("--hex", "show_hex", is_flag=True, help="also the raw bytes, with their times")
-@click.option("--count", type=click.IntRange(min=1), help="exit after COUNT inputs")
-@click.option("--seconds", type=click.FloatRange(min=0), help="exit after SECONDS")
+@click.option(
+    "--device",
+    metavar="NAME",
+    help="The device's name in the inputs (default: scanner or shuffler).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead.")
+@click.option(
+    "--heartbeats", is_flag=True, help="Also print the heartbeats of a reference-protocol device."
+)
+@click.option(
+    "--tap", is_flag=True, help="Listen only: write nothing, ACK nothing (a spy port on the line)."
+)
+@click.option("--hex", "show_hex", is_flag=True, help="Also the raw bytes, with their times.")
+@click.option("--count", type=click.IntRange(min=1), help="Exit after COUNT inputs.")
+@click.option("--seconds", type=click.FloatRange(min=0), help="Exit after SECONDS.")
 def monitor_command(
     *,
     protocol: str,

@@ -41,4 +41,14 @@ def odds_command(decks: int, remaining: str | None, as_json: bool) -> None:
         analysis = analyse(composition)
     except OddsError as error:
         raise click.BadParameter(str(error), param_hint="'--remaining'") from None
-    click.echo(analysis.to_json() if as_json else format_analysis(analysis, title))
+    if as_json:
+        click.echo(analysis.to_json())
+        return
+    click.echo(format_analysis(analysis, title))
+    click.echo(f"\n{HOUSE_EDGE_NOTE}")
+
+
+HOUSE_EDGE_NOTE = (
+    "house edge: what the house keeps of each unit staked, positive when the house is"
+    " favoured. `shoectl edge` shows the player edge, the same number with the opposite sign."
+)

@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from shoe_controller.service.config_sections import (
     SINK_KINDS,
     AmqpSinkSection,
+    ApiSection,
     ControlSection,
     DeviceSection,
     HealthSection,
@@ -40,6 +41,7 @@ from shoe_controller.table.config import TableConfig
 __all__ = [
     "DEFAULT_PATH",
     "AmqpSinkSection",
+    "ApiSection",
     "Config",
     "ConfigError",
     "ControlSection",
@@ -83,6 +85,7 @@ class Config:
     scoreboard: ScoreboardSection = field(default_factory=ScoreboardSection)
     surveillance: SurveillanceSection = field(default_factory=SurveillanceSection)
     metrics: MetricsSection = field(default_factory=MetricsSection)
+    api: ApiSection = field(default_factory=ApiSection)
 
     @property
     def controller_id(self) -> str:
@@ -100,6 +103,7 @@ _SECTIONS: dict[str, type] = {
     "scoreboard": ScoreboardSection,
     "surveillance": SurveillanceSection,
     "metrics": MetricsSection,
+    "api": ApiSection,
 }
 
 
@@ -147,10 +151,20 @@ def from_mapping(raw: Mapping[str, Any]) -> Config:
             f"[metrics] listen = {metrics.listen!r} is [scoreboard] listen too: give the"
             " metrics another port"
         )
+    api = _build(ApiSection, _section(raw, "api"), "api")
+    taken = {scoreboard.listen: "[scoreboard]", metrics.listen: "[metrics]"}
+    if api.listen and api.listen in taken:
+        raise ConfigError(
+            f"[api] listen = {api.listen!r} is {taken[api.listen]} listen too: give the"
+            " inbound API another port"
+        )
+    procedures = _build(TableConfig, table_raw, "table")
+    scanner = _build(DeviceSection, raw["scanner"], "scanner") if "scanner" in raw else None
+    _check_betting(procedures, scanner, api)
     return Config(
         table=_build(TableSection, own, "table"),
-        procedures=_build(TableConfig, table_raw, "table"),
-        scanner=_build(DeviceSection, raw["scanner"], "scanner") if "scanner" in raw else None,
+        procedures=procedures,
+        scanner=scanner,
         shuffler=_build(DeviceSection, raw["shuffler"], "shuffler") if "shuffler" in raw else None,
         sinks=_sinks(raw),
         journal=_build(JournalSection, _section(raw, "journal"), "journal"),
@@ -161,7 +175,22 @@ def from_mapping(raw: Mapping[str, Any]) -> Config:
         scoreboard=scoreboard,
         surveillance=_build(SurveillanceSection, _section(raw, "surveillance"), "surveillance"),
         metrics=metrics,
+        api=api,
     )
+
+
+def _check_betting(procedures: TableConfig, scanner: DeviceSection | None, api: ApiSection) -> None:
+    """Who closes the bets must be able to (docs/table.md "Betting")."""
+    if procedures.betting == "server" and not api.listen:
+        raise ConfigError(
+            "[table] betting = 'server': the table server closes the bets on the inbound API,"
+            " so [api] listen must be set"
+        )
+    if procedures.betting == "button" and scanner is not None and scanner.protocol != "slp":
+        raise ConfigError(
+            f"[table] betting = 'button': a {scanner.protocol} shoe has no NO_MORE_BETS button"
+            " (docs/drivers.md); use betting = 'server'"
+        )
 
 
 def _sinks(raw: Mapping[str, Any]) -> tuple[SinkSection, ...]:

@@ -15,6 +15,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Literal
 
+from shoe_controller.delivery.amqp_nodes import STREAM, node_urls
 from shoe_controller.delivery.routing import HTTP_EXCLUDES_BY_DEFAULT, EventFilter, pattern_problem
 from shoe_controller.store.schema import LEGACY_SINK
 
@@ -22,6 +23,8 @@ _ID = r"[A-Za-z0-9_.-]{1,64}"  # table and controller ids: URL path, header and 
 SOCKET_PATH_MAX = 107  # bytes: a Unix socket's sun_path holds 108 with the closing NUL
 BAUD_MIN, BAUD_MAX = 50, 12_000_000  # POSIX's lowest rate; the fastest USB serial chips
 TIMEOUT_MAX_S = 3600.0
+_AMQP_URL = "amqp://127.0.0.1:5672/"  # an amqp sink's url by default
+_STREAM_URL = "rabbitmq-stream://127.0.0.1:5552/"  # an amqp-stream sink's
 
 
 @dataclass(frozen=True)
@@ -118,8 +121,37 @@ class AmqpSinkSection(SinkKeys):
     """A [[sink]] of kind "amqp": a message broker's topic exchange (docs/amqp.md)."""
 
     name: str = "broker"
-    url: str = "amqp://127.0.0.1:5672/"  # amqps:// for TLS; a password here or in password_file
+    url: str = _AMQP_URL  # amqps:// for TLS; a password here or in password_file
     exchange: str = "shoe.events"
+    password_file: str = ""
+    key_file: str = "/etc/shoe-controller/table.key"  # signs each message as PUSH_API.md does
+    ca_file: str = ""
+    client_cert: str = ""
+    client_key: str = ""
+    timeout: float = 10.0
+    window: int = 200  # messages awaiting the broker's confirm at once
+    urls: tuple[str, ...] = ()  # a cluster's nodes, one URL each, instead of url (docs/amqp.md)
+
+    def __post_init__(self) -> None:
+        if self.urls and self.url != _AMQP_URL:
+            raise ValueError("give url or urls, not both (url may list several hosts)")
+        node_urls(self.url, self.urls)  # ValueError: which URL is wrong, without its password
+        if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,255}", self.exchange):
+            raise ValueError("exchange must be 1-255 letters, digits, '.', '_', ':' or '-'")
+        if not 1 <= self.window <= 10_000:
+            raise ValueError("window must be 1 to 10000")
+        _check_sink(self)
+
+
+@dataclass(frozen=True)
+class StreamSinkSection(SinkKeys):
+    """A [[sink]] of kind "amqp-stream": a RabbitMQ stream, which drops a republished
+    duplicate itself (docs/amqp.md "A queue or a stream")."""
+
+    name: str = "stream"
+    url: str = _STREAM_URL  # rabbitmq-stream+tls:// for TLS; several nodes as its hosts
+    urls: tuple[str, ...] = ()  # a cluster's nodes, one URL each, instead of url
+    stream: str = "shoe.events"  # declared when missing (give it a retention yourself)
     password_file: str = ""
     key_file: str = "/etc/shoe-controller/table.key"  # signs each message as PUSH_API.md does
     ca_file: str = ""
@@ -129,18 +161,22 @@ class AmqpSinkSection(SinkKeys):
     window: int = 200  # messages awaiting the broker's confirm at once
 
     def __post_init__(self) -> None:
-        parts = urllib.parse.urlsplit(self.url)
-        if parts.scheme not in ("amqp", "amqps") or not parts.hostname:
-            raise ValueError(f"url must be amqp://host:port/vhost or amqps://..., got {self.url!r}")
-        if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,255}", self.exchange):
-            raise ValueError("exchange must be 1-255 letters, digits, '.', '_', ':' or '-'")
+        if self.urls and self.url != _STREAM_URL:
+            raise ValueError("give url or urls, not both (url may list several hosts)")
+        node_urls(self.url, self.urls, STREAM)
+        if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,255}", self.stream):
+            raise ValueError("stream must be 1-255 letters, digits, '.', '_', ':' or '-'")
         if not 1 <= self.window <= 10_000:
             raise ValueError("window must be 1 to 10000")
         _check_sink(self)
 
 
-SinkSection = ServerSection | AmqpSinkSection
-SINK_KINDS: dict[str, type[SinkSection]] = {"http": ServerSection, "amqp": AmqpSinkSection}
+SinkSection = ServerSection | AmqpSinkSection | StreamSinkSection
+SINK_KINDS: dict[str, type[SinkSection]] = {
+    "http": ServerSection,
+    "amqp": AmqpSinkSection,
+    "amqp-stream": StreamSinkSection,
+}
 
 
 def _check_sink(sink: SinkSection) -> None:
@@ -185,6 +221,10 @@ class ControlSection:
     max_connections: int = 64  # in all; root has a few more, so that it always gets in
     max_connections_per_user: int = 8
     idle_timeout_s: float = 300.0  # a connection that asks nothing this long is closed
+    # The requests that read the journal are answered by a reader process (issue 26): an
+    # answer longer than this is refused `too_large`, one not built in this time `too_slow`.
+    max_answer_bytes: int = 8 * 1024 * 1024
+    answer_time_limit_s: float = 10.0
 
     def __post_init__(self) -> None:
         # Longer, and binding fails once the daemon runs: it would run without shoectl.
@@ -199,6 +239,10 @@ class ControlSection:
             raise ValueError("max_connections_per_user must be 1 to max_connections")
         if not 1 <= self.idle_timeout_s < math.inf:
             raise ValueError("idle_timeout_s must be a finite number of seconds, 1 or more")
+        if not 1024 <= self.max_answer_bytes <= 1024**3:
+            raise ValueError("max_answer_bytes must be 1024 to 1073741824 (1 GiB)")
+        if not 0.1 <= self.answer_time_limit_s <= TIMEOUT_MAX_S:
+            raise ValueError(f"answer_time_limit_s must be 0.1 to {TIMEOUT_MAX_S:g} seconds")
 
 
 @dataclass(frozen=True)
@@ -250,6 +294,30 @@ class MetricsSection:
     def __post_init__(self) -> None:
         if self.listen:
             listen_address(self.listen)
+
+
+@dataclass(frozen=True)
+class ApiSection:
+    """[api]: the daemon's inbound API, where the table server says bets are open or closed and
+    dealers sign in (docs/inbound-api.md); signed with the table's key as PUSH_API.md signs,
+    over TLS when tls_cert is set; off while listen is empty."""
+
+    listen: str = ""  # host:port, e.g. "0.0.0.0:8710"; not the scoreboard's or the metrics'
+    key_file: str = "/etc/shoe-controller/table.key"  # the table's key, as [server]'s
+    tls_cert: str = ""  # PEM certificate chain: https instead of http
+    tls_key: str = ""
+    client_ca: str = ""  # CA file: only clients with a certificate it signed (mutual TLS)
+    window_s: int = 300  # a timestamp further than this from the daemon's clock is refused
+
+    def __post_init__(self) -> None:
+        if self.listen:
+            listen_address(self.listen)
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("tls_cert and tls_key go together")
+        if self.client_ca and not self.tls_cert:
+            raise ValueError("client_ca needs tls_cert and tls_key (mutual TLS is over TLS)")
+        if not 30 <= self.window_s <= 3600:
+            raise ValueError("window_s must be 30 to 3600 seconds")
 
 
 @dataclass(frozen=True)

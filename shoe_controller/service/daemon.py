@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import os
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,7 +30,9 @@ from shoe_controller.service.config import Config, ConfigError, load
 from shoe_controller.service.control import ControlError, ControlServer, ControlService
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
 from shoe_controller.service.health import summary
+from shoe_controller.service.inbound import serve_api
 from shoe_controller.service.looplag import LoopLag
+from shoe_controller.service.outcome import OutcomeUnknownExit
 from shoe_controller.service.sdnotify import Notifier
 from shoe_controller.service.upkeep import Upkeep
 from shoe_controller.store.controller import Controller
@@ -47,8 +49,6 @@ log = structlog.get_logger("daemon")
 _T = TypeVar("_T")
 
 JOURNAL_RETRY_S = 10.0  # a journal that cannot be opened is tried again this often
-EXIT_OUTCOME_UNKNOWN = 1  # the disk failed a commit: restart and let recovery check
-OUTCOME_UNKNOWN_EXIT_AFTER_S = 0.2
 
 
 def _needs_a_person(event: StoredEvent) -> bool:
@@ -75,6 +75,7 @@ class Daemon:
         config_path: Path | None = None,
         registries: Mapping[str, DeckRegistry] | None = None,
     ) -> None:
+        self._recovery = OutcomeUnknownExit()  # from the process's start: its minimum life
         self.config = config
         self._config_path = config_path  # SIGHUP reads its [log] section again
         self._registries = dict(registries or {})  # loaded by preflight, by device section
@@ -108,6 +109,8 @@ class Daemon:
         self._listeners.append(listener)
 
     def stop(self) -> None:
+        if self._recovery.pending:
+            return  # exiting for recovery: a clean stop would close (checkpoint) the journal
         self._stop.set()
 
     async def run(self) -> None:
@@ -144,6 +147,11 @@ class Daemon:
         while not self._stop.is_set():
             try:
                 result = attempt()
+            except JournalOutcomeUnknown as error:
+                # Retrying through this connection would never settle it (issue 26): the
+                # same way out as while dealing, the exit, paced by the process's start.
+                self._outcome_unknown(error)
+                await asyncio.get_running_loop().create_future()  # the exit ends the process
             except JournalError as error:
                 self._journal_fault = str(error)
                 log.error(failure, error=str(error))
@@ -185,14 +193,18 @@ class Daemon:
         control = await self._serve_control(controller)
         scoreboard = await self._serve_scoreboard(journal)
         metrics = await self._serve_metrics()
+        api = None  # the inbound API (docs/inbound-api.md): its inputs come after the start
         try:
             started = await self._retrying(
                 lambda: controller.start(__version__, self._clock()),
                 "controller.started not stored",
             )
             if started is not None:
+                api = await serve_api(self.config, self.submit, self._clock)
                 await self._serve()
         finally:
+            if api is not None:
+                await api.close()
             await control.close()
             if scoreboard is not None:
                 await scoreboard.close()
@@ -314,6 +326,7 @@ class Daemon:
             status_line=self.status_line,
             submit=self.submit,
             clock=self._clock,
+            on_outcome_unknown=self._outcome_unknown,
         )
         tasks.append(asyncio.create_task(upkeep.run(self._stop), name="housekeeping"))
         lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
@@ -373,18 +386,7 @@ class Daemon:
         try:
             stored = self.controller.submit_many(inputs, link_state)
         except JournalOutcomeUnknown as error:
-            # This connection cannot tell whether the commit is on disk: never trust it, nor
-            # do any more I/O through it (closing would checkpoint the WAL past the failed
-            # sync). Exit without closing, as PostgreSQL panics: systemd starts us afresh,
-            # recovery reads what the file holds, device frames (not ACKed) come again and
-            # shoectl sends its command's key again.
-            log.critical("journal commit failed on the disk: restarting to check the journal",
-                         error=str(error))  # fmt: skip
-            # A moment for the control socket's "outcome unknown" answer to leave; the
-            # controller stores nothing more meanwhile.
-            asyncio.get_running_loop().call_later(
-                OUTCOME_UNKNOWN_EXIT_AFTER_S, os._exit, EXIT_OUTCOME_UNKNOWN
-            )
+            self._outcome_unknown(error)  # the controller stores nothing more meanwhile
             raise
         except JournalError as error:
             self._journal_fault = str(error)
@@ -395,6 +397,14 @@ class Daemon:
             log.info("journal stores again")
             self._journal_fault = None
         return stored
+
+    def _outcome_unknown(self, error: JournalError) -> None:
+        """A commit the disk failed: this connection cannot tell whether it is on disk, so
+        never trust it nor do more I/O through it. Exit without closing, as PostgreSQL
+        panics (service/outcome.py): systemd starts us afresh and recovery reads the file."""
+        self._journal_fault = f"a commit's outcome is unknown, restarting: {error}"
+        self._notifier.status(f"journal fault: {self._journal_fault}")
+        self._recovery.schedule(error, asyncio.get_running_loop())
 
     # ---------------------------------------------------------------- events out
 
@@ -446,13 +456,21 @@ class Daemon:
 
     def _reopen_logs(self) -> None:
         """SIGHUP (`systemctl reload`): set the logs up again with the file's [log] section,
-        so a technician can turn on debug without a restart; the rest needs a restart."""
+        so a technician can turn on debug without a restart; the rest needs a restart: the
+        table settings in force (and journaled) stay those of the start (docs/config.md)."""
         settings = self.config.log
         if self._config_path is not None:
             try:
-                settings = load(self._config_path).log
+                loaded = load(self._config_path)
             except ConfigError as error:
                 log.error("config not reloaded; logs unchanged", error=str(error))
+            else:
+                settings = loaded.log
+                before, after = asdict(self.config.procedures), asdict(loaded.procedures)
+                changed = sorted(key for key in after if after[key] != before.get(key))
+                if changed:
+                    log.warning("table settings changed in the file: in force from the next"
+                                " start, journaled then", changed=changed)  # fmt: skip
         logs.apply(settings, squeeze=self.config.procedures.squeeze, table=self.config.table.id)
         log.warning("logs reopened", level=settings.level, format=settings.format)
 

@@ -38,6 +38,7 @@ from prometheus_client.utils import floatToGoString
 
 from shoe_controller.service.health import CRITICAL, LEVEL_NAMES, WARNING
 from shoe_controller.service.looplag import LoopLag
+from shoe_controller.service.pace_metrics import PaceMetrics
 from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.events import EventType
 
@@ -141,6 +142,7 @@ class DaemonMetrics(Collector):
         self._journal_fault = journal_fault
         self._info = {"version": version, "table": table_id, "controller_id": controller_id}
         self.events = EventCounts()
+        self.pace = PaceMetrics()  # round times, rounds by dealer, downtime (issue 29)
         self.commit_time = Histogram(COMMIT_BUCKETS_S)
         self.card_ack_time: dict[str, Histogram] = {}
         self.card_stage_time: dict[tuple[str, str], Histogram] = {}
@@ -154,6 +156,7 @@ class DaemonMetrics(Collector):
     def on_stored(self, stored: list[StoredEvent]) -> None:
         """The daemon's commit listener."""
         self.events.on_stored(stored)
+        self.pace.on_stored(stored)
 
     def observe_commit(self, seconds: float) -> None:
         self.commit_time.observe(seconds)
@@ -190,6 +193,7 @@ class DaemonMetrics(Collector):
         )
         yield from self._counted()
         yield from self._timed()
+        yield from self.pace.collect()
         try:
             status = self._status()
         except Exception:  # a journal read failed: the rest of the page still tells

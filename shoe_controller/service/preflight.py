@@ -2,12 +2,12 @@
 
 `config.load` checks each value by itself (types, ranges, URLs, lengths). This module checks
 what the values name: each sink's key file and its mode, its TLS and password files, the
-journal's file and directory, the control socket's directory, the devices' URL schemes, and
-the deck registries, which it loads once for the daemon to use. A value the daemon cannot
-run with must stop start-up with one line naming the key and exit status 1, before systemd
-hears READY: a traceback at every restart is a crash loop, and a daemon that runs without
-its control socket or retries a journal that can never open is a table that looks up and is
-not (issue 12).
+inbound API's key and TLS files, the journal's file and directory, the control socket's
+directory, the devices' URL schemes, and the deck registries, which it loads once for the
+daemon to use. A value the daemon cannot run with must stop start-up with one line naming
+the key and exit status 1, before systemd hears READY: a traceback at every restart is a
+crash loop, and a daemon that runs without its control socket or retries a journal that can
+never open is a table that looks up and is not (issue 12).
 docs/config.md lists the rules.
 """
 
@@ -61,6 +61,7 @@ def check(config: Config) -> Checked:
     """Check everything `config` names that can be checked before starting; ConfigError with
     one line naming the first key at fault. Reads files, writes nothing."""
     _check_sinks(config)
+    _check_api(config)
     _check_journal(config.journal.path)
     _check_socket(config.control.socket)
     registries: dict[str, DeckRegistry] = {}
@@ -130,6 +131,22 @@ def _check_file(section: str, key: str, value: str, *, secret: bool) -> None:
             f"others may use it (mode {mode:04o}); allowed: owner and group only, "
             f"e.g. chmod 640 (docs/install.md)",
         )
+
+
+def _check_api(config: Config) -> None:
+    """[api]'s files, once the inbound API is on: the table's key, the TLS files."""
+    api = config.api
+    if not api.listen:
+        return
+    _check_file("api", "key_file", api.key_file, secret=True)
+    try:
+        SigningKey.from_file(api.key_file)
+    except KeyFileError as error:
+        raise _fault("api", "key_file", api.key_file, str(error)) from None
+    for key, secret in (("tls_cert", False), ("tls_key", True), ("client_ca", False)):
+        value = getattr(api, key)
+        if value:
+            _check_file("api", key, value, secret=secret)
 
 
 # ---------------------------------------------------------------- [journal], [control]

@@ -39,7 +39,8 @@ def summarize_round(
         "lucky6": None,
         "voided_reason": None,
         "insurance_offers": 0,
-        "alerts": 0,
+        "alerts": 0,  # the round's alerts, the refused supervisor commands apart
+        "refused_commands": 0,
         "supervisor_actions": [],
     }
     cards: dict[str, str | None] = summary["cards"]
@@ -63,7 +64,8 @@ def summarize_round(
         elif event.type == EventType.INSURANCE_OFFERED:
             summary["insurance_offers"] += 1
         elif event.type in ALERT_TYPES:
-            summary["alerts"] += 1
+            refused = data.get("code") == "command_refused"  # a person's command, not play
+            summary["refused_commands" if refused else "alerts"] += 1
         elif event.type == EventType.SUPERVISOR_ACTION:
             summary["supervisor_actions"].append(data.get("action"))
     if summary["status"] == "result":

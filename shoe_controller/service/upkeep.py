@@ -20,6 +20,7 @@ from shoe_controller.service.config import JournalSection
 from shoe_controller.service.devices import DeviceRunner
 from shoe_controller.service.sdnotify import Notifier
 from shoe_controller.store.controller import Controller
+from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import JournalError
 from shoe_controller.vocab.inputs import DeviceFault, DeviceFaultCleared, Input
 from shoe_controller.vocab.protocol import JOURNAL_DEVICE, JOURNAL_SPACE_LOW, Severity
@@ -44,9 +45,11 @@ class Upkeep:
         status_line: Callable[[], str],
         submit: Callable[[Sequence[Input]], object],
         clock: Callable[[], float],
+        on_outcome_unknown: Callable[[JournalError], None] | None = None,
     ) -> None:
         """`status_line()` is systemd's STATUS; `submit(inputs)` stores the journal disk's
-        fault (Daemon.submit: JournalError when it cannot)."""
+        fault (Daemon.submit: JournalError when it cannot); `on_outcome_unknown(error)` is
+        told of a retention commit the disk failed (the daemon exits to recover)."""
         self._settings = settings
         self._controller = controller
         self._notifier = notifier
@@ -54,6 +57,7 @@ class Upkeep:
         self._status_line = status_line
         self._submit = submit
         self._clock = clock
+        self._on_outcome_unknown = on_outcome_unknown
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watchdog pings from the loop itself (a stuck loop stops them), status, retention."""
@@ -75,6 +79,10 @@ class Upkeep:
     def _prune(self) -> None:
         try:
             pruned = self._controller.journal.prune(self._settings.retention_days * 86400.0)
+        except JournalOutcomeUnknown as error:
+            if self._on_outcome_unknown is not None:
+                self._on_outcome_unknown(error)
+            return
         except JournalError as error:
             log.error("pruning failed", error=str(error))
             return

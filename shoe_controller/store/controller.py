@@ -5,10 +5,15 @@ stores the input, its events and the device's link session in a single journal t
 only when it returns may the caller ACK the device (the card is then on disk). If the journal
 cannot store (disk full, corrupt file), the table is rebuilt from the journal so that memory
 never runs ahead of the disk, and the error goes to the caller, who does not ACK.
+
+The table settings are journaled too, as a `table_settings` input (docs/journal.md "The table
+settings"): at `start()` and before the first input of every shoe, in that input's
+transaction, so that each shoe's inputs begin with the settings they were dealt by.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +25,13 @@ from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import Journal, JournalError, ReplayMismatch, StoredEvent
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
-from shoe_controller.vocab.inputs import ControllerStarted, Input, input_from_json, input_to_json
+from shoe_controller.vocab.inputs import (
+    ControllerStarted,
+    Input,
+    TableSettings,
+    input_from_json,
+    input_to_json,
+)
 
 log = structlog.get_logger("controller")
 
@@ -51,6 +62,7 @@ class Controller:
         self._on_stored = on_stored
         self._on_commit_time = on_commit_time
         self._outcome_unknown: str | None = None
+        self._settings_shoe: int | None = None  # the last shoe its settings were stored for
         self.table, self.recovery = self._rebuild()
         # The hash chain is walked once at start-up (and on demand: `shoe-controller verify
         # --journal`); a broken one is reported, never repaired (docs/journal.md).
@@ -74,12 +86,20 @@ class Controller:
         return table, Recovery(tuple(inputs), shoe, mismatch)
 
     def start(self, version: str, at: float) -> list[StoredEvent]:
-        """Count this boot and record controller.started (recovered when state was rebuilt)."""
+        """Count this boot and record the settings and controller.started (recovered when
+        state was rebuilt), in one transaction."""
         boot = self.journal.reads.boot() + 1  # stored with controller.started, in its transaction
         recovered = bool(self.recovery.inputs)
-        return self.submit(
-            ControllerStarted(at=at, version=version, boot=boot, recovered=recovered)
+        return self.submit_many(
+            [
+                self._settings(at),
+                ControllerStarted(at=at, version=version, boot=boot, recovered=recovered),
+            ]
         )
+
+    def _settings(self, at: float) -> TableSettings:
+        """This controller's table settings as an input (the replay's may have been others)."""
+        return TableSettings(at=at, settings=dataclasses.asdict(self._config))
 
     def submit(
         self, item: Input, link_state: Mapping[str, Mapping[str, Any]] | None = None
@@ -97,15 +117,28 @@ class Controller:
         stored through this journal (a later commit must not seem to settle the question)."""
         if self._outcome_unknown is not None:
             raise JournalOutcomeUnknown(self._outcome_unknown)
+        settings_shoe = self._settings_shoe
         try:
             steps = []
-            for item in items:
+            queue = list(items)
+            while queue:
+                item = queue.pop(0)
                 shoe = self.table.shoe_of(item)
+                if isinstance(item, TableSettings):
+                    settings_shoe = max(shoe, settings_shoe or 0)
+                elif settings_shoe is None or shoe > settings_shoe:
+                    # A shoe's first input: its settings go first, stored with its shoe.
+                    settings = self._settings(item.at)
+                    steps.append((input_to_json(settings), self.table.apply(settings), shoe))
+                    settings_shoe = shoe
                 steps.append((input_to_json(item), self.table.apply(item), shoe))
+                # What the table asks to record with it: a shoe's end, for the next shoe.
+                queue[:0] = self.table.take_carried()
             began = time.perf_counter()
             stored = self.journal.record_many(steps, link_state)
             if self._on_commit_time is not None:
                 self._on_commit_time(time.perf_counter() - began)
+            self._settings_shoe = settings_shoe
         except JournalOutcomeUnknown as error:
             self._outcome_unknown = f"an earlier commit's outcome is unknown: {error}"
             raise

@@ -76,7 +76,9 @@ class ReplayStep:
             got = (type_, at, shoe, round_, json.loads(data))
             want = (stored.type, stored.at, stored.shoe, stored.round, stored.data)
             if got != want:
-                return f"input {self.input_no}: seq {stored.seq} stored {want!r}, replay {got!r}"
+                return f"input {self.input_no}: seq {stored.seq} ({stored.type}): " + (
+                    _difference(want, got)
+                )
         return None
 
     def check(self, replayed: Sequence[Any]) -> None:
@@ -84,6 +86,24 @@ class ReplayStep:
         problem = self.mismatch(replayed)
         if problem is not None:
             raise ReplayMismatch(problem)
+
+
+def _difference(stored: tuple[Any, ...], replayed: tuple[Any, ...]) -> str:
+    """What differs between a stored event and its replay, in the journal's JSON forms."""
+
+    def shown(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+    for name, was, now in zip(("type", "time", "shoe", "round"), stored, replayed, strict=False):
+        if was != now:
+            return f"the {name} stored is {shown(was)}, the replay gives {shown(now)}"
+    was_data, now_data = stored[4], replayed[4]
+    keys = sorted(set(was_data) | set(now_data))
+    return "its data differs: " + "; ".join(
+        f"{key} stored {shown(was_data.get(key))}, replayed {shown(now_data.get(key))}"
+        for key in keys
+        if was_data.get(key) != now_data.get(key)
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

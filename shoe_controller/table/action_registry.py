@@ -40,6 +40,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "missed": Handler(card_actions.check_missed, card_actions.do_missed),
         "extra": Handler(card_actions.check_extra, card_actions.do_extra),
         "void": Handler(shoe_actions.check_void, shoe_actions.do_void),
+        "accept": Handler(shoe_actions.check_accept, shoe_actions.do_accept),
         "change_shoe": Handler(shoe_actions.check_change_shoe, shoe_actions.do_change_shoe),
         "resume": Handler(shoe_actions.check_resume, shoe_actions.do_resume),
         "hold": Handler(shoe_actions.check_hold, shoe_actions.do_hold),
@@ -47,6 +48,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "close_insurance": Handler(
             shoe_actions.check_close_insurance, shoe_actions.do_close_insurance
         ),
+        "dealer": Handler(shoe_actions.check_dealer, shoe_actions.do_dealer),
     }
 )
 
@@ -55,9 +57,19 @@ def on_supervisor(ctx: Context, command: SupervisorCommand) -> None:
     """Carry out a supervisor command, or refuse it with one alert saying why."""
     action = ACTIONS.get(command.action) if isinstance(command.action, str) else None
     if action is None:
+        offered = [
+            name for name, known in ACTIONS.items() if ctx.config.clocked or not known.clocked
+        ]
         ctx.refuse(
             "command_refused",
-            f"unknown action {command.action!r}; the actions are: {', '.join(ACTIONS)}",
+            f"unknown action {command.action!r}; the actions are: {', '.join(offered)}",
+        )
+        return
+    if action.clocked and not ctx.config.clocked:
+        ctx.refuse(
+            "command_refused",
+            f"{action.name} refused: this table keeps no round clock ([table] betting ="
+            ' "none" and clock = false; docs/table.md "Betting")',
         )
         return
     if not isinstance(command.by, str) or not command.by.strip():

@@ -7,6 +7,7 @@ supervisor.py's `HANDLERS`; what a supervisor types is in docs/inputs.md.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -23,7 +24,7 @@ class CommandError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Arg:
     name: str
-    kind: str  # "card", "position", "int", "bool"
+    kind: str  # "card", "position", "int", "bool", "text"
     help: str
     required: bool = False
     default: Any = None
@@ -38,6 +39,7 @@ class Action:
     summary: str
     rules: str
     args: tuple[Arg, ...] = ()
+    clocked: bool = False  # only on a table that keeps the round's clock (TableConfig.clocked)
 
 
 _ACTIONS = (
@@ -117,6 +119,15 @@ _ACTIONS = (
         "R10.1",
     ),
     Action(
+        "accept",
+        "Let the round dealt before its bets closed go on (R17).",
+        "Let the round whose first card came while its bets were open go on (the early_card"
+        " hold): the supervisor saw it was fair; the reason says why. `void` instead returns"
+        " the bets.",
+        "R17, R10.1",
+        clocked=True,
+    ),
+    Action(
         "change_shoe",
         "End the shoe now; --misdeal for a dealing error (R3.2).",
         "End the shoe now (the round in progress is voided); `misdeal` for a shoe changed"
@@ -144,11 +155,24 @@ _ACTIONS = (
         "Close the open insurance windows; dealing goes on.",
         "R16.8",
     ),
+    Action(
+        "dealer",
+        "A dealer signs in (--id) or out (--out) at this table.",
+        "A dealer signs in at this table (`id`), or out (`out`): the rounds dealt from then"
+        " on count to the dealer in charge (shoectl pace, the shift report).",
+        "",
+        (
+            Arg("id", "text", "the dealer's id, as the house names its dealers"),
+            Arg("out", "bool", "the dealer signs out", default=False),
+        ),
+        clocked=True,
+    ),
 )
 
 ACTIONS: Mapping[str, Action] = MappingProxyType({action.name: action for action in _ACTIONS})
 
 POSITION_NAMES = tuple(position.value for position in Position)
+_TEXT = re.compile(r"[A-Za-z0-9_.@-]{1,64}")  # an id: journaled, sent, shown in one line
 
 
 def parse_args(action: Action, raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -187,6 +211,12 @@ def _convert(action: Action, arg: Arg, value: Any) -> Any:
     if arg.kind == "bool":
         if not isinstance(value, bool):
             raise CommandError(f"{where} must be true or false, got {value!r}")
+        return value
+    if arg.kind == "text":
+        if not isinstance(value, str) or not _TEXT.fullmatch(value):
+            raise CommandError(
+                f"{where} must be 1-64 letters, digits, '.', '_', '@' or '-', got {value!r}"
+            )
         return value
     if arg.kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):

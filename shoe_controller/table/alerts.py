@@ -26,6 +26,8 @@ ALERT_CODES: Mapping[str, str] = MappingProxyType(
         "deck_check_failed": "a deck check failed (R10.6); in shuffler-dealer mode a hold",
         "card_lost": "a card was dropped during a shuffle (R10.6); in shuffler-dealer mode a hold",
         "supervisor_hold": "hold: a supervisor stopped the table (hold); resume",
+        "early_card": "hold: a round's first card came while its bets were open (R17); void or"
+        " accept (with early_card = void: the round is voided at once, an alert)",
         "internal_error": "the controller failed on an input and refused it; call the technician",
         # security holds: security.alert
         "foreign_card": "security hold: an RFID card not in the deck registry; discard or confirm",
@@ -63,7 +65,22 @@ ALERT_CODES: Mapping[str, str] = MappingProxyType(
         "double_read": "the last card again with its counter: a double read, not dealt again",
         "cut_card_counter": "the cut card's counter disagrees with the table's count, which stands",
         "time_went_back": "an input's time is before the last one's (the clock stepped back)",
+        "betting_off": "a betting message or NO_MORE_BETS this table's betting does not take;"
+        " refused",
+        "bets_already_closed": "NO_MORE_BETS (or the server's close) for bets closed already;"
+        " refused",
+        "wrong_round": "the table server's betting message names another round than the next;"
+        " refused",
+        "repeated_message": "a betting message taken before (its nonce); refused",
+        "bets_closed_late": "the server closed a round's bets after its first card (early_card)",
         "unknown_input": "an object that is no table input; refused",
         "bad_time": "an input without a valid time; refused",
+        "bad_settings": "table settings the table cannot take; refused, those in force stay",
     }
+)
+
+# The codes that hold the table (their meaning says so): what the pace and the shift report
+# count as holds (game/pace.py).
+HOLD_CODES: frozenset[str] = frozenset(
+    code for code, meaning in ALERT_CODES.items() if meaning.startswith(("hold", "security hold"))
 )

@@ -15,6 +15,7 @@ from fractions import Fraction
 
 from shoe_controller.game.rules import InsuranceOffer, Position, next_position, positions_of
 from shoe_controller.table.edge_watch import EdgeWatch
+from shoe_controller.table.shuffle_record import ShuffleRecord
 from shoe_controller.vocab.cards import Card, burn_value
 
 
@@ -67,6 +68,7 @@ class HoldKind(StrEnum):
     CARD = "card"  # the card at the queue's head is doubtful: `confirm` or `discard`
     PLACEHOLDER = "placeholder"  # a card out of the shoe with no identity: `missed`/`confirm`
     REVEAL = "reveal"  # a squeezed card read with low confidence: `confirm` once open (R15)
+    EARLY = "early"  # a round's first card came while bets were open: `void` or `accept` (R17)
 
 
 # The supervisor actions that end a hold of each kind: every hold has a way out (docs/table.md
@@ -76,6 +78,7 @@ WAYS_OUT: dict[HoldKind, tuple[str, ...]] = {
     HoldKind.CARD: ("confirm", "discard", "change_shoe"),
     HoldKind.PLACEHOLDER: ("missed", "confirm", "discard", "change_shoe"),
     HoldKind.REVEAL: ("confirm", "change_shoe"),
+    HoldKind.EARLY: ("void", "accept", "change_shoe"),
 }
 
 
@@ -133,6 +136,10 @@ class RoundBook:
     stages_offered: list[int] = field(default_factory=list)
     insurance_void: bool = False  # R16.9 (and corrections): no more offers this round
     announced: dict[str, tuple[int, Card | None]] = field(default_factory=dict)
+    # The round's clock (a table with `betting` set): when its bets closed (None: they had
+    # not when its first card came) and the table server's own name for it.
+    bets_closed_at: str | None = None
+    server_round: str | None = None
 
     def cards(self) -> list[Card]:
         return [draw.card for draw in self.draws if draw.card is not None]
@@ -227,6 +234,20 @@ class FactoryRun:
 
 
 @dataclass(slots=True)
+class BetsBook:
+    """Betting on the shoe's next round, as the dealer's button or the table server last
+    said (table/betting.py): about which round, closed or not, since when, the server's name
+    for it, and every signed message's nonce taken in this shoe (one sent again is refused)."""
+
+    round: int | None = None
+    closed: bool = False
+    opened_at: str | None = None
+    closed_at: str | None = None
+    server_round: str | None = None
+    nonces: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
 class ShoeBook:
     """Everything the table remembers about one shoe: rebuilt from the shoe's inputs alone."""
 
@@ -262,6 +283,12 @@ class ShoeBook:
     holds: list[Hold] = field(default_factory=list)
     command_keys: set[str] = field(default_factory=set)  # supervisor commands carried out
     surveillance: EdgeWatch = field(default_factory=EdgeWatch)  # the edge reports (issue 15)
+    shuffle: ShuffleRecord = field(default_factory=ShuffleRecord)  # issue 28
+    bets: BetsBook = field(default_factory=BetsBook)  # the next round's betting (issue 29)
+    # The shoe's clock (table/shoe_times.py): event times, None until known.
+    previous_end: str | None = None  # the shoe before ended (its downtime began)
+    opened_at: str | None = None
+    first_round_at: str | None = None
 
 
 def to_plain(value: object) -> object:

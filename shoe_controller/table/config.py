@@ -20,6 +20,13 @@ BURN_METHODS = (BURN_FIRST_CARD_VALUE, BURN_DECKS)
 FINISH_CURRENT = "finish_current"
 ONE_MORE = "one_more"
 CUT_CARD_RULES = (FINISH_CURRENT, ONE_MORE)
+BETTING_NONE = "none"
+BETTING_BUTTON = "button"
+BETTING_SERVER = "server"
+BETTING = (BETTING_NONE, BETTING_BUTTON, BETTING_SERVER)
+EARLY_CARD_HOLD = "hold"
+EARLY_CARD_VOID = "void"
+EARLY_CARD_RULES = (EARLY_CARD_HOLD, EARLY_CARD_VOID)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +51,15 @@ class TableConfig:
     # Shoes without counters: the same card again within this many seconds is held as a
     # possible double read (0 turns the check off); docs/table.md "Inputs the table checks".
     double_read_window: float = 0.25
+    # Who closes betting for the next round (docs/table.md "Betting"): nobody ("none", the
+    # table deals at once), the dealer's NO_MORE_BETS button, or the table server (inbound API).
+    betting: str = BETTING_NONE
+    # A card pulled while bets are open (R17, R10.1): held for the supervisor (void or
+    # accept), or the round voided at once (the studio's rule: bets returned).
+    early_card: str = EARLY_CARD_HOLD
+    # The round's clock without betting: round and shoe events carry their times, downtime
+    # between shoes is an event, dealers sign in and out (on by itself with `betting` set).
+    clock: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -62,6 +78,9 @@ class TableConfig:
         _flag("insurance", self.insurance)
         _whole("factory_order_run", self.factory_order_run, 4, 13, "cards in new-deck order")
         _seconds("double_read_window", self.double_read_window, 0.0, 5.0)
+        _choice("betting", self.betting, BETTING)
+        _choice("early_card", self.early_card, EARLY_CARD_RULES)
+        _flag("clock", self.clock)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> TableConfig:
@@ -75,6 +94,17 @@ class TableConfig:
     @property
     def cards_in_shoe(self) -> int:
         return 52 * self.decks
+
+    @property
+    def betting_on(self) -> bool:
+        """Whether rounds wait for their bets to close (docs/table.md "Betting")."""
+        return self.betting != BETTING_NONE
+
+    @property
+    def clocked(self) -> bool:
+        """Whether the table keeps the round's clock (times in round and shoe events, downtime,
+        dealers): off by default, so that the events are PUSH_API.md's exactly."""
+        return self.clock or self.betting != BETTING_NONE
 
 
 def _whole(name: str, value: object, low: int, high: int, meaning: str) -> None:

@@ -10,6 +10,15 @@ insurance windows insurance.py's.
 from __future__ import annotations
 
 from shoe_controller.game.rules import Position, outcome, positions_of
+from shoe_controller.table.betting import (
+    EARLY_CARD,
+    early_voided_text,
+    hold_early,
+    result_data,
+    start_round,
+    started_data,
+    voided_data,
+)
 from shoe_controller.table.books import (
     BurnBook,
     CutMarker,
@@ -19,11 +28,13 @@ from shoe_controller.table.books import (
     RoundBook,
     cards_taken,
 )
+from shoe_controller.table.config import EARLY_CARD_VOID
 from shoe_controller.table.context import BugError, Context
 from shoe_controller.table.holds import hold, lift, settle_holds
 from shoe_controller.table.insurance import due_offers, offer, void_all, void_open
 from shoe_controller.table.lifecycle import BURNING, DEALING, INSURANCE, READY, REVEAL
 from shoe_controller.table.screening import screen
+from shoe_controller.table.shoe_times import first_round
 from shoe_controller.table.shoes import cut_card, end_shoe
 from shoe_controller.table.squeeze import embargoed, third_cards_secret
 from shoe_controller.vocab.events import EventType
@@ -116,14 +127,18 @@ def _process(ctx: Context, draw: Draw) -> None:
         # Pulled together with the round's last card: not part of any round (R10.2, R10.3).
         extra(ctx, draw, book.last_draw_closed_round)
         return
+    early = False
     if state == READY:
-        _open_round(ctx)
+        early = _open_round(ctx, draw)
     elif state == INSURANCE:
         void_open(ctx, "dealt_into_window")  # R16.8
     current = ctx.book.round
     if current is None:
         raise BugError(f"no round to place {draw.label} in (state {state})")
     _place(ctx, draw)
+    if early:
+        _early_card(ctx, draw)
+        return
     # A squeezed round is complete before its result (which waits for the reveal): a card
     # pulled together with its last card is still an extra card (R10.2, R10.3).
     closed = book.round is not current or current.complete()
@@ -167,7 +182,20 @@ def _burn_on_shoe_word(ctx: Context, draw: Draw) -> None:
     _emit_burned(ctx, BurnBook(kind="round", target=1, cards=[draw]))
 
 
-def _open_round(ctx: Context) -> None:
+def _early_card(ctx: Context, draw: Draw) -> None:
+    """R17, R10.1: the round's first card came before its bets closed (table/betting.py)."""
+    book = ctx.book
+    book.last_draw_closed_round = None
+    if ctx.config.early_card == EARLY_CARD_VOID:
+        ctx.alert(EARLY_CARD, early_voided_text(ctx, draw), False)
+        void_round(ctx, EARLY_CARD)
+    else:
+        hold_early(ctx, draw)
+
+
+def _open_round(ctx: Context, first: Draw) -> bool:
+    """Open the next round with its first card; True when that card came before the round's
+    bets closed (betting.start_round)."""
     book, config = ctx.book, ctx.config
     book.rounds_started += 1
     trial = book.trial_pending > 0  # R2.3
@@ -179,11 +207,16 @@ def _open_round(ctx: Context) -> None:
     big_small_open = not trial and (
         ctx.continuous or book.real_rounds <= config.big_small_last_round
     )  # R14.1; a shuffler-dealer has no shoe to run down
-    book.round = RoundBook(number=book.rounds_started, trial=trial, big_small_open=big_small_open)
+    current = RoundBook(number=book.rounds_started, trial=trial, big_small_open=big_small_open)
+    book.round = current
     book.finished = None
     book.last_winner = None
     ctx.go("open_round")
-    ctx.emit(EventType.ROUND_STARTED, {"trial": trial, "big_small_open": big_small_open})
+    first_round(ctx)  # the shoe's first: the downtime before it is over
+    early = start_round(ctx, current)
+    data = {"trial": trial, "big_small_open": big_small_open}
+    ctx.emit(EventType.ROUND_STARTED, {**data, **started_data(ctx, current, first)})
+    return early
 
 
 def _announce(ctx: Context, position: Position, draw: Draw) -> None:
@@ -260,7 +293,7 @@ def _finish_round(ctx: Context) -> None:
         raise BugError("finishing no round")
     result = outcome(current.cards())
     book.cards_in_rounds += len(current.draws)
-    ctx.emit(EventType.ROUND_RESULT, result.result_data())
+    ctx.emit(EventType.ROUND_RESULT, {**result.result_data(), **result_data(ctx, current)})
     if not current.trial:
         book.road.append(
             {
@@ -384,7 +417,8 @@ def void_round(
     queued = [None if embargoed(ctx, draw) else draw.public() for draw in with_cards or []]
     cards = [*(draw.public() for draw in current.draws), *queued]
     book.cards_in_rounds += len(cards)
-    ctx.emit(EventType.ROUND_VOIDED, {"reason": reason, "cards": cards})
+    data = {"reason": reason, "cards": cards, **voided_data(ctx, current)}
+    ctx.emit(EventType.ROUND_VOIDED, data)
     book.round = None
     book.last_winner = None
     book.last_draw_closed_round = None

@@ -7,6 +7,7 @@ and changes nothing (context.refuse).
 
 from __future__ import annotations
 
+from shoe_controller.table.betting import on_no_more_bets
 from shoe_controller.table.books import CutMarker, Draw
 from shoe_controller.table.context import Context
 from shoe_controller.table.dealing import admit, settle
@@ -194,6 +195,9 @@ def on_button(ctx: Context, item: ButtonPressed) -> None:
     book = ctx.book
     if item.button == Button.CALL_SUPERVISOR:
         ctx.alert("supervisor_called", f"the dealer calls the supervisor ({item.device})", True)
+        return
+    if item.button == Button.NO_MORE_BETS:
+        on_no_more_bets(ctx, item)  # it deals nothing: also while the table is held
         return
     if ctx.held:
         ctx.refuse("table_held", held_text(ctx))

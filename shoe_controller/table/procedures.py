@@ -22,15 +22,20 @@ from typing import Any
 
 from shoe_controller.table import device_inputs
 from shoe_controller.table.action_registry import on_supervisor
+from shoe_controller.table.betting import on_betting
 from shoe_controller.table.books import ShoeBook, to_plain
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.context import EPOCH, Context, DeviceBoard, Refusing
 from shoe_controller.table.device_counters import time_went_back
 from shoe_controller.table.edge_reports import on_report
 from shoe_controller.table.holds import hold_after_bug
+from shoe_controller.table.settings import on_settings
+from shoe_controller.table.shoe_times import carried, on_previous_shoe
+from shoe_controller.table.shuffle_reports import on_findings
 from shoe_controller.table.view import TableView, indicator, view
 from shoe_controller.vocab.events import Event, iso_time
 from shoe_controller.vocab.inputs import (
+    BettingChanged,
     ButtonPressed,
     CardDrawn,
     CardsMissed,
@@ -41,11 +46,14 @@ from shoe_controller.vocab.inputs import (
     DeviceFaultCleared,
     DeviceLost,
     Input,
+    PreviousShoe,
     ShoeStateChanged,
     ShuffleDone,
+    ShuffleFindings,
     ShuffleStarted,
     SupervisorCommand,
     SurveillanceReport,
+    TableSettings,
 )
 
 # What each input type does: one entry per type of vocab.inputs.INPUT_TYPES (a test checks).
@@ -65,6 +73,10 @@ INPUT_HANDLERS: Mapping[type, Callable[[Context, Any], None]] = MappingProxyType
         ControllerStarted: device_inputs.on_started,
         SupervisorCommand: on_supervisor,
         SurveillanceReport: on_report,
+        ShuffleFindings: on_findings,
+        TableSettings: on_settings,
+        BettingChanged: on_betting,
+        PreviousShoe: on_previous_shoe,
     }
 )
 _CARD_INPUTS = (CardDrawn, CardsMissed, CutCardSeen)  # what the shoe sends as it deals
@@ -87,12 +99,18 @@ class Table:
             raise TypeError(f"config must be a TableConfig, got {type(config).__name__}")
         if isinstance(last_shoe, bool) or not isinstance(last_shoe, int) or last_shoe < 0:
             raise ValueError(f"last_shoe must be a whole number >= 0, got {last_shoe!r}")
-        self.config = config
         self._ctx = Context(config, last_shoe, DeviceBoard())
         # Accepted inputs of the open shoe and after, with their shoe, exactly as the journal
-        # keeps them for recovery: replayed to undo an input the table's own logic fails on.
-        self._recorded: list[tuple[int, Input]] = []
+        # keeps them for recovery: replayed to undo an input the table's own logic fails on;
+        # each with the settings in force before it (a table_settings input changes them).
+        self._recorded: list[tuple[int, Input, TableConfig]] = []
         self._last_at: dict[int, float] = {}  # the last accepted input's time, per shoe
+        self._carried: list[Input] = []  # for the controller to record next (take_carried)
+
+    @property
+    def config(self) -> TableConfig:
+        """The settings in force: those given, until a table_settings input (table/settings.py)."""
+        return self._ctx.config
 
     @property
     def shoe(self) -> int:
@@ -144,7 +162,9 @@ class Table:
         """The events this input causes; never raises (docs/table.md)."""
         ctx = self._ctx
         start_shoe = ctx.book.number
+        self._carried = []
         at = _iso_or_none(getattr(item, "at", None))
+        config = ctx.config
         ctx.begin(at or EPOCH)
         try:
             belongs = ctx.shoe_of(item)
@@ -158,17 +178,26 @@ class Table:
                 )
             else:
                 self._handle(item)
-                self._note_time(belongs, item.at)
+                if not isinstance(item, TableSettings):  # its time is the next input's
+                    self._note_time(belongs, item.at)
             self._note_refusing(item)
         except Exception as error:  # a bug of the table, never the input's: undo and report
             return self._refuse_after_bug(item, error, start_shoe, at or EPOCH)
         if not ctx.refused:
-            self._recorded.append((belongs, item))
+            self._recorded.append((belongs, item, config))
             number = ctx.book.number
             if number != start_shoe:  # the shoe ended: keep the next one's inputs
+                self._carried = [*carried(ctx, start_shoe, item.at)]
                 self._recorded = [entry for entry in self._recorded if entry[0] >= number]
                 self._last_at = {shoe: at for shoe, at in self._last_at.items() if shoe >= number}
         return ctx.events
+
+    def take_carried(self) -> list[Input]:
+        """Inputs the table asks to be recorded right after the one it just applied, in the
+        same transaction: a shoe's end, for the next shoe (`PreviousShoe`, table/shoe_times.py)
+        on a table that keeps the round's clock. Applied like any input; asked once."""
+        taken, self._carried = self._carried, []
+        return taken
 
     def _handle(self, item: Input) -> None:
         INPUT_HANDLERS[type(item)](self._ctx, item)
@@ -233,10 +262,11 @@ class Table:
         fresh context, the accepted inputs applied again. The device status is no part of a
         shoe and stays as it is."""
         broken, recorded, times = self._ctx, self._recorded, self._last_at
-        self._ctx, self._recorded = Context(self.config, shoe - 1, DeviceBoard()), []
+        config = recorded[0][2] if recorded else broken.config  # in force before the first
+        self._ctx, self._recorded = Context(config, shoe - 1, DeviceBoard()), []
         self._last_at = {}
         try:
-            for _, item in recorded:
+            for _, item, _ in recorded:
                 self.apply(item)
         except Exception:
             self._ctx, self._recorded, self._last_at = broken, recorded, times

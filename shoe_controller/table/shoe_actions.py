@@ -1,5 +1,5 @@
-"""Supervisor actions on the shoe and the table: start_shoe, trial, end_trial, void,
-change_shoe, resume, hold, reveal, close_insurance.
+"""Supervisor actions on the shoe and the table: start_shoe, trial, end_trial, void, accept,
+change_shoe, resume, hold, reveal, close_insurance, dealer.
 
 Each action is a pair `check_*` (why it is refused now, or None) and `do_*` (carry it out,
 after the check passed); supervisor.py's registry names them.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shoe_controller.table.betting import EARLY_CARD
 from shoe_controller.table.books import Draw, HoldKind
 from shoe_controller.table.config import FINISH_CURRENT
 from shoe_controller.table.context import Context
@@ -111,6 +112,20 @@ def do_void(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -> N
     void_with_queue(ctx, "supervisor")
 
 
+def check_accept(ctx: Context, args: dict[str, Any]) -> str | None:
+    if not has_hold(ctx, EARLY_CARD):
+        return "no round waits for a decision on a card pulled while bets were open"
+    return None
+
+
+def do_accept(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -> None:
+    """R17: the supervisor saw the early card was fair: the round goes on."""
+    book = ctx.book
+    early = [hold for hold in book.holds if hold.code == EARLY_CARD]
+    ctx.acknowledge(command, {"round": book.round.number if book.round else None})
+    release(ctx, early)
+
+
 def check_change_shoe(ctx: Context, args: dict[str, Any]) -> str | None:
     return None if ctx.book.open else "no shoe is open"
 
@@ -135,6 +150,8 @@ def check_resume(ctx: Context, args: dict[str, Any]) -> str | None:
     plain = [hold for hold in holds if hold.kind == HoldKind.PLAIN]
     if not plain:
         waiting = ", ".join(hold.code for hold in holds)
+        if has_hold(ctx, EARLY_CARD):
+            return f"the hold ({waiting}) waits for a decision on the round: void or accept"
         return (
             "nothing to resume"
             if not waiting
@@ -194,3 +211,15 @@ def do_close_insurance(ctx: Context, command: SupervisorCommand, args: dict[str,
     ctx.acknowledge(command, {"windows": windows})
     close_open(ctx, "supervisor")
     settle(ctx)
+
+
+def check_dealer(ctx: Context, args: dict[str, Any]) -> str | None:
+    if args["id"] is None and not args["out"]:
+        return "give the dealer's id to sign in (id=..), or out=true to sign out"
+    return None
+
+
+def do_dealer(ctx: Context, command: SupervisorCommand, args: dict[str, Any]) -> None:
+    """A dealer signs in or out: only journaled and sent; the rounds are counted to the dealer
+    in charge by whoever reads the events (shoectl pace, the report, the metrics)."""
+    ctx.acknowledge(command, {"dealer": args["id"], "signed": "out" if args["out"] else "in"})

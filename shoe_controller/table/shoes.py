@@ -10,6 +10,7 @@ from shoe_controller.table.books import BurnBook, Draw, ShoeBook
 from shoe_controller.table.config import BURN_DECKS, FINISH_CURRENT, MANUAL
 from shoe_controller.table.context import BugError, Context
 from shoe_controller.table.lifecycle import BLOCKED, CHECKED, SHUFFLING, UNCHECKED
+from shoe_controller.table.shoe_times import ended_data, shoe_opened
 from shoe_controller.vocab.events import EventType
 
 
@@ -40,6 +41,7 @@ def open_shoe(ctx: Context) -> None:
     book, config = ctx.book, ctx.config
     book.open = True
     ctx.prep_go("shoe_opened")  # never blocked here: cannot_open refused that
+    shoe_opened(ctx)
     if config.mode == MANUAL:
         # R2.1: the dealer shuffled and cut by hand; there is no deck check to report.
         ctx.emit(
@@ -78,6 +80,7 @@ def end_shoe(ctx: Context, reason: str) -> None:
             "rounds": book.rounds_started,
             "cards_dealt": book.drawn,
             "reason": reason,
+            **ended_data(ctx),
         },
         round_number=None,
     )

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from shoe_controller.game.rules import Position
+from shoe_controller.table.betting import bets_closed
+from shoe_controller.table.betting import status as betting_status
 from shoe_controller.table.books import Draw
 from shoe_controller.table.context import Context
 from shoe_controller.table.lifecycle import BURNING, DEALING, INSURANCE, NO_SHOE, READY, REVEAL
@@ -71,6 +73,7 @@ class TableView(TypedDict):
     indicator: list[int]
     last_result: str | None
     road: list[dict[str, object]]
+    betting: dict[str, Any] | None  # the next round's bets; null on a table without betting
 
 
 def indicator(ctx: Context) -> tuple[int, int]:
@@ -89,6 +92,11 @@ def indicator(ctx: Context) -> tuple[int, int]:
         position = book.round.next_position()
         if position is not None:
             return (IndicatePattern.DEAL, _POSITION_ARG[position])
+    if state == READY and ctx.config.betting_on and book.trial_pending == 0:
+        # The next round waits for its bets to close; then "deal" P1 (docs/table.md).
+        if bets_closed(ctx):
+            return (IndicatePattern.DEAL, _POSITION_ARG[Position.P1])
+        return (IndicatePattern.BETS_OPEN, 0)  # the table has no clock to count down
     if book.last_winner is not None:
         return (IndicatePattern.RESULT, _RESULT_ARG[book.last_winner])
     return (IndicatePattern.READY, 0)
@@ -161,4 +169,5 @@ def view(ctx: Context) -> TableView:
         "indicator": list(indicator(ctx)),
         "last_result": book.last_winner,
         "road": [dict(entry) for entry in book.road],
+        "betting": betting_status(ctx),
     }

@@ -9,8 +9,9 @@ from typing import Any
 
 
 class EventType(StrEnum):
-    """PUSH_API.md "Event types", and the controller's own surveillance events (issue 15,
-    docs/surveillance.md), which are for the surveillance room, not the pit."""
+    """PUSH_API.md "Event types", the controller's own surveillance events (issue 15,
+    docs/surveillance.md), which are for the surveillance room, not the pit, and the round's
+    clock of a table that waits for bets to close (issue 29)."""
 
     CONTROLLER_STARTED = "controller.started"
     DEVICE_CONNECTED = "device.connected"
@@ -34,8 +35,17 @@ class EventType(StrEnum):
     PROCEDURE_ALERT = "procedure.alert"
     SUPERVISOR_ACTION = "supervisor.action"
     SECURITY_ALERT = "security.alert"
+    # The round's clock (issue 29, docs/table.md "Betting"), only with `[table] betting` set.
+    BETS_OPENED = "bets.opened"
+    BETS_CLOSED = "bets.closed"
+    SHOE_DOWNTIME = "shoe.downtime"
     SURVEILLANCE_EDGE = "surveillance.edge"
     SURVEILLANCE_EDGE_CLEARED = "surveillance.edge_cleared"
+    # Shuffle integrity (issue 28, docs/shuffle.md): a slug of the previous shoe dealt again,
+    # its end, and the shoe's report at its end.
+    SURVEILLANCE_SLUG = "surveillance.slug"
+    SURVEILLANCE_SLUG_ENDED = "surveillance.slug_ended"
+    SURVEILLANCE_SHUFFLE_REPORT = "surveillance.shuffle_report"
 
 
 # The family of the surveillance events: shown only to the surveillance group

@@ -34,10 +34,19 @@ class ShoeState(StrEnum):
 
 
 class Button(StrEnum):
-    """PROTOCOL.md BUTTON: the dealer confirms the cards are open, or calls the supervisor."""
+    """PROTOCOL.md BUTTON: the dealer confirms the cards are open, calls the supervisor, or
+    closes betting for the next round."""
 
     REVEAL = "reveal"
     CALL_SUPERVISOR = "call_supervisor"
+    NO_MORE_BETS = "no_more_bets"
+
+
+class BetsState(StrEnum):
+    """What the table server says of betting on a round: open, or closed (deal now)."""
+
+    OPEN = "open"
+    CLOSED = "closed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +181,21 @@ class ControllerStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class TableSettings:
+    """The table settings in force from this input on: every field of the table's
+    `TableConfig` (decks, burn, squeeze, the pay table's rules ...), as the daemon read them.
+
+    Journaled at start-up and as the first input of every shoe (docs/journal.md "The table
+    settings"), inside the hash chain, so that a replay anywhere uses the settings in force
+    that night, not a configuration handed over later. It yields no event.
+    """
+
+    TYPE: ClassVar[str] = "table_settings"
+    at: float
+    settings: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class SupervisorCommand:
     """A supervisor's action, already authorized by the control socket (R10, R3.2).
 
@@ -214,6 +238,58 @@ class SurveillanceReport:
     os_user: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class ShuffleFindings:
+    """What the surveillance companion found holding this shoe's order against the previous
+    shoe's (issue 28, docs/shuffle.md), after a round, a burn or the shoe's end.
+
+    `against` is the previous shoe's number, `round` the last round whose cards were compared
+    (0: the burn only), `after_seq` the journal event the findings are of. `findings` holds
+    `report` (`ShuffleReport.to_json()`: shoe, against, cards_compared, tests, runs, verdict)
+    and `notices` (the slug notices since the last findings: kind `slug` / `slug_ended`, the
+    `card` that raised or broke it, the `slug`'s length, places and next cards). `final`: at
+    the shoe's end. The control socket adds `os_user` (who sent it, from the kernel).
+    """
+
+    TYPE: ClassVar[str] = "shuffle_findings"
+    at: float
+    shoe: int
+    against: int
+    round: int
+    after_seq: int
+    findings: Mapping[str, Any]
+    final: bool = False
+    os_user: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BettingChanged:
+    """The table server says bets are open, or closed, for round `round` of shoe `shoe` (the
+    table's numbers), on the daemon's inbound API (docs/inbound-api.md); `server_round` is
+    the server's own name for the round, carried into the round's events. `nonce` is the
+    signed message's own (a message sent again is refused), `source` who sent it."""
+
+    TYPE: ClassVar[str] = "betting"
+    at: float
+    state: BetsState
+    shoe: int
+    round: int
+    server_round: str = ""
+    nonce: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousShoe:
+    """The shoe before this one (`shoe`) ended at `at`: recorded by the controller, under the
+    next shoe, with the input that ended it, so that the next shoe's inputs alone tell its
+    downtime (issue 29, a table that keeps the round's clock; docs/table.md "Betting")."""
+
+    TYPE: ClassVar[str] = "previous_shoe"
+    at: float
+    shoe: int
+
+
 Input = (
     CardDrawn
     | CardsMissed
@@ -227,8 +303,12 @@ Input = (
     | DeviceConnected
     | DeviceLost
     | ControllerStarted
+    | TableSettings
     | SupervisorCommand
     | SurveillanceReport
+    | ShuffleFindings
+    | BettingChanged
+    | PreviousShoe
 )
 
 INPUT_TYPES: Mapping[str, type] = types.MappingProxyType(
@@ -258,7 +338,9 @@ def input_from_json(obj: Mapping[str, Any]) -> Input:
     kind = obj.get("type")
     cls = INPUT_TYPES.get(kind) if isinstance(kind, str) else None  # a list is unhashable
     if cls is None:
-        raise InputError(f"unknown input type {obj.get('type')!r}; known: {sorted(INPUT_TYPES)}")
+        raise InputError(
+            f"unknown input type {obj.get('type')!r}; known: {', '.join(sorted(INPUT_TYPES))}"
+        )
     hints = _field_types(cls)
     kwargs: dict[str, Any] = {}
     for spec in dataclasses.fields(cls):
@@ -272,7 +354,7 @@ def input_from_json(obj: Mapping[str, Any]) -> Input:
             raise InputError(f"{cls.TYPE} input, field {spec.name!r}: {error}") from None
     unknown = set(obj) - {spec.name for spec in dataclasses.fields(cls)} - {"type"}
     if unknown:
-        raise InputError(f"{cls.TYPE} input has unknown fields {sorted(unknown)}")
+        raise InputError(f"{cls.TYPE} input has unknown fields: {', '.join(sorted(unknown))}")
     return cls(**kwargs)
 
 

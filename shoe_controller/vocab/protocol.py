@@ -50,3 +50,4 @@ class IndicatePattern(IntEnum):
     INSURANCE_OPEN = 4  # hold the next card
     DEAL = 5  # arg = position due: 1 P1, 2 B1, 3 P2, 4 B2, 5 P3, 6 B3
     RESULT = 6  # arg: 1 player, 2 banker, 3 tie
+    BETS_OPEN = 7  # do not deal yet; arg = seconds left when known, else 0

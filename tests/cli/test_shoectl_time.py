@@ -332,7 +332,9 @@ def test_events_show_the_local_clock_or_utc(setting: Setting) -> None:
     ):
         result = setting.shoectl(*argv, env=env)
         assert result.returncode == 0, result.stderr
-        rows = [line.split() for line in result.stdout.splitlines()]
+        header, *lines = result.stdout.splitlines()
+        assert header.split()[:2] == ["SEQ", "TIME"]  # the header row (issue 31)
+        rows = [line.split() for line in lines]
         assert len(rows) == len(journal)
         assert [row[1] for row in rows] == [expected(journal[int(row[0])]) for row in rows]
 
@@ -396,6 +398,7 @@ def test_follow_prints_each_new_event_in_local_time(tmp_path: Path) -> None:
             live.wait_for(lambda: live.service.followers == 1)
             live.deal(2)  # the burn
             assert process.stdout is not None
+            assert process.stdout.readline().split()[:2] == ["SEQ", "TIME"]  # the header
             line = process.stdout.readline()
         finally:
             process.kill()

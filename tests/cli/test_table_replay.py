@@ -24,9 +24,9 @@ def _write_shoe(path: Path, config: TableConfig) -> list:
     return dealt.inputs
 
 
-def test_replay_prints_the_tables_events_as_json_lines(tmp_path: Path) -> None:
+def test_replay_with_json_prints_the_tables_events_as_json_lines(tmp_path: Path) -> None:
     inputs = _write_shoe(tmp_path / "shoe.jsonl", TableConfig())
-    result = CliRunner().invoke(replay_command, [str(tmp_path / "shoe.jsonl")])
+    result = CliRunner().invoke(replay_command, [str(tmp_path / "shoe.jsonl"), "--json"])
     assert result.exit_code == 0, result.output
     printed = [json.loads(line) for line in result.output.splitlines()]
     table = Table(TableConfig())
@@ -40,7 +40,8 @@ def test_replay_takes_table_settings_from_the_config_file_and_options(tmp_path: 
     config = tmp_path / "shoe-controller.toml"
     config.write_text('[table]\nid = "07"\ndecks = 6\nsqueeze = true\n', encoding="utf-8")
     result = CliRunner().invoke(
-        replay_command, [str(tmp_path / "shoe.jsonl"), "--config", str(config), "--no-squeeze"]
+        replay_command,
+        [str(tmp_path / "shoe.jsonl"), "--json", "--config", str(config), "--no-squeeze"],
     )
     assert result.exit_code == 0, result.output
     events = [json.loads(line) for line in result.output.splitlines()]
@@ -65,7 +66,7 @@ def test_a_bad_line_is_named_and_nothing_is_printed(tmp_path: Path) -> None:
     assert "line 1: not JSON" in CliRunner().invoke(replay_command, [str(path)]).output
     path.write_text('{"type": ["card"], "at": 1}\n', encoding="utf-8")  # unhashable type
     assert (
-        "line 1: unknown input type ['card']"
+        "line 1: unknown input type card; known: "  # names, not Python lists (issue 31)
         in CliRunner().invoke(replay_command, [str(path)]).output
     )
     path.write_bytes(b'{"type": "card"}\n\xff\xfe\n')
@@ -84,7 +85,7 @@ def test_replay_runs_as_a_program(tmp_path: Path) -> None:
     inputs = _write_shoe(tmp_path / "shoe.jsonl", TableConfig(mode="batch_shuffler"))
     done = subprocess.run(
         [sys.executable, "-m", "shoe_controller.cli.replay", str(tmp_path / "shoe.jsonl"),
-         "--mode", "batch_shuffler", "--last-shoe", "41"],
+         "--json", "--mode", "batch_shuffler", "--last-shoe", "41"],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -235,6 +235,9 @@ def test_shoe_states_buttons_and_faults() -> None:
     assert translator.translate(m.Button(m.ButtonId.REVEAL), 2.0) == [
         ButtonPressed(at=2.0, device="shoe-7", button=Button.REVEAL)
     ]
+    assert translator.translate(m.Button(m.ButtonId.NO_MORE_BETS), 2.5) == [
+        ButtonPressed(at=2.5, device="shoe-7", button=Button.NO_MORE_BETS)
+    ]
     assert translator.translate(m.Button(m.ButtonId.CALL_SUPERVISOR), 2.0) == [
         ButtonPressed(at=2.0, device="shoe-7", button=Button.CALL_SUPERVISOR)
     ]
@@ -287,11 +290,16 @@ def test_indicate_builds_protocol_messages() -> None:
     assert deal.encode_payload() == b"\x05\x03"
     assert ScannerTranslator.indicate(2, 7).encode_payload() == b"\x02\x07"
     assert ScannerTranslator.indicate(0).encode_payload() == b"\x00\x00"
+    # PROTOCOL.md: 7 bets open, arg the seconds left when known (issue 29)
+    assert ScannerTranslator.indicate(7).encode_payload() == b"\x07\x00"
+    assert ScannerTranslator.indicate(7, 15).encode_payload() == b"\x07\x0f"
     assert ScannerTranslator().status_request().encode_payload() == b""
     assert ScannerTranslator().status_request().TYPE == m.MessageType.STATUS_REQUEST
 
 
-@pytest.mark.parametrize(("pattern", "arg"), [(7, 0), (-1, 0), (5, 0), (5, 7), (6, 4), (1, 1)])
+@pytest.mark.parametrize(
+    ("pattern", "arg"), [(8, 0), (-1, 0), (5, 0), (5, 7), (6, 4), (1, 1), (7, 256)]
+)
 def test_indicate_rejects_what_the_protocol_lacks(pattern: int, arg: int) -> None:
     with pytest.raises(ValueError, match="INDICATE"):
         ScannerTranslator.indicate(pattern, arg)

@@ -233,6 +233,19 @@ def test_indicate_is_recorded_and_button_sent() -> None:
     assert Button(ButtonId.REVEAL) in received
 
 
+def test_the_shoe_shows_bets_open_and_sends_no_more_bets() -> None:
+    # PROTOCOL.md: INDICATE 7 bets open, BUTTON 3 NO_MORE_BETS (issue 29)
+    device = make_device(config(autoload=False))
+    bench = Bench(device)
+    bench.send(Indicate(IndicatePattern.BETS_OPEN, 0))
+    device.press(ButtonId.NO_MORE_BETS)
+    received = bench.run(0.1)
+    assert device.indication == Indicate(IndicatePattern.BETS_OPEN, 0)
+    assert device.status()["indication"] == [7, 0]
+    assert Button(ButtonId.NO_MORE_BETS) in received
+    assert Button(ButtonId.NO_MORE_BETS).encode_payload() == b"\x03"
+
+
 def test_batch_shuffler_reports_the_deck_check() -> None:
     device = make_device(config(kind=DeviceKind.BATCH_SHUFFLER, shuffle_time=0.2, decks=8))
     assert isinstance(device, ShufflerSim)

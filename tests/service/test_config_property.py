@@ -42,6 +42,10 @@ MAY_BE_EMPTY = {
     ("server", "client_key"),
     ("scoreboard", "listen"),  # empty: no page
     ("metrics", "listen"),  # empty: no metrics
+    ("api", "listen"),  # empty: no inbound API
+    ("api", "tls_cert"),  # empty: http
+    ("api", "tls_key"),
+    ("api", "client_ca"),  # empty: no client certificate asked
 }
 # The text keys that name something on disk, by what they name; every other text key is
 # a name or a choice. A new text key must be listed in one of the two (test below).
@@ -55,6 +59,10 @@ PATH_KEYS = {
     ("shuffler", "registry"): REGISTRY,
     ("journal", "path"): JOURNAL,
     ("control", "socket"): SOCKET,
+    ("api", "key_file"): SECRET,
+    ("api", "tls_cert"): FILE,
+    ("api", "tls_key"): SECRET,
+    ("api", "client_ca"): FILE,
 }
 NAME_KEYS = {
     ("table", "id"),
@@ -71,8 +79,17 @@ NAME_KEYS = {
     ("scoreboard", "listen"),
     ("metrics", "listen"),
     ("surveillance", "group"),
+    ("table", "betting"),
+    ("table", "early_card"),
+    ("api", "listen"),
 }
-CHOICES = {("table", "burn"), ("table", "cut_card"), ("table", "mode")}  # str, one of a few
+CHOICES = {  # str, one of a few
+    ("table", "burn"),
+    ("table", "cut_card"),
+    ("table", "mode"),
+    ("table", "betting"),
+    ("table", "early_card"),
+}
 
 
 def schema_keys() -> list[tuple[str, str, Any]]:

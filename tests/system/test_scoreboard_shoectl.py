@@ -78,7 +78,7 @@ def test_the_text_shows_five_roads_the_ask_road_and_the_cards(live: LiveTable) -
     at = [next(i for i, line in enumerate(lines) if line.startswith(title)) for title in titles]
     assert at == sorted(at)
     eye = lines[lines.index(next(x for x in lines if x.startswith("Big eye boy"))) + 1 :][:6]
-    letters = {"red": "R", "blue": "B"}
+    letters = {"red": "●", "blue": "○"}  # not B, which is Banker (issue 31)
     expected = reference_road(WINNERS, 1)
     assert expected
     # The first column of the big eye boy, as drawn: its colour down to where it changes.
@@ -86,7 +86,7 @@ def test_the_text_shows_five_roads_the_ask_road_and_the_cards(live: LiveTable) -
     assert [row[1] for row in eye[: min(run, 6)]] == [letters[expected[0]]] * min(run, 6)
     ask = reference_ask(WINNERS)
     banker = next(line for line in lines if line.startswith("Banker next:"))
-    shown = "R" if ask["banker"]["big_eye_boy"] == "red" else "B"
+    shown = "●" if ask["banker"]["big_eye_boy"] == "red" else "○"
     assert f"big eye boy {shown}" in banker
     assert any(line.startswith("Left by rank A ") for line in lines)
     assert any(f"cards dealt {len(CARDS.split())}" in line for line in lines)

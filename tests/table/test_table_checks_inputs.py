@@ -222,7 +222,7 @@ def test_the_replay_path_judges_counters_as_the_table_does(tmp_path: Path) -> No
     ]
     path = tmp_path / "inputs.jsonl"
     path.write_text("".join(json.dumps(input_to_json(item)) + "\n" for item in inputs))
-    result = CliRunner().invoke(replay_command, [str(path), "--no-insurance"])
+    result = CliRunner().invoke(replay_command, [str(path), "--no-insurance", "--json"])
     assert result.exit_code == 0, result.output
     printed = [json.loads(line) for line in result.output.splitlines()]
     driver = Driver(TableConfig(insurance=False))

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from shoe_controller.cli.shoectl.checks import CardParam, not_blank
+from shoe_controller.cli.shoectl.checks import CardParam, PositionParam, not_blank
 from shoe_controller.cli.shoectl.client import Client, UnreachableError
 from shoe_controller.cli.shoectl.plumbing import (
     EXIT_NOT_AUTHORIZED,
@@ -33,16 +33,19 @@ from shoe_controller.table.action_specs import POSITION_NAMES, Action, Arg
 
 def _arg_option(arg: Arg) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     name = "--" + arg.name.replace("_", "-")
+    said = arg.help[:1].upper() + arg.help[1:]  # a sentence, as every option's help is
     if arg.kind == "bool":
-        return click.option(name, arg.name, is_flag=True, default=None, help=arg.help)
+        return click.option(name, arg.name, is_flag=True, default=None, help=f"{said}.")
     if arg.kind == "position":
-        kind: Any = click.Choice(POSITION_NAMES, case_sensitive=False)
-        metavar = "[" + "|".join(POSITION_NAMES) + "]"
-        text = "the position, R7 dealing order"
+        kind: Any = PositionParam()
+        metavar = "P1..B3"
+        text = f"{said}: {', '.join(POSITION_NAMES)} (R7's dealing order)."
     elif arg.kind == "int":
-        kind, metavar, text = click.IntRange(arg.low, arg.high), "N", arg.help
+        kind, metavar, text = click.IntRange(arg.low, arg.high), "N", f"{said}."
+    elif arg.kind == "text":  # its form is the table's to check (action_specs.parse_args)
+        kind, metavar, text = str, "ID", f"{said}."
     else:  # checked here: a bad card is a usage error, not a refusal the table journals
-        kind, metavar, text = CardParam(), "CARD", f"{arg.help}: rank then suit, e.g. QH, TD, 10D"
+        kind, metavar, text = CardParam(), "CARD", f"{said}: rank then suit, e.g. QH, TD, 10D."
     return click.option(
         name, arg.name, type=kind, metavar=metavar, required=arg.required, help=text
     )
@@ -66,7 +69,7 @@ def action_command(action: Action) -> click.Command:
         }
         carry_out(request, as_json)
 
-    run.__doc__ = f"{action.summary} ({action.rules})"
+    run.__doc__ = f"{action.summary} ({action.rules})" if action.rules else action.summary
     command: Callable[..., Any] = run
     for arg in reversed(action.args):
         command = _arg_option(arg)(command)
@@ -82,7 +85,7 @@ def action_command(action: Action) -> click.Command:
         required=True,
         metavar="ID",
         callback=not_blank,
-        help="Your supervisor id (journaled, sent).",
+        help="Your supervisor id, as your house writes it (journaled and sent).",
     )(command)
     return click.command(action.name.replace("_", "-"), short_help=action.short)(command)
 
@@ -118,7 +121,9 @@ def carry_out(request: Mapping[str, Any], as_json: bool) -> None:
     code, text = error.get("code"), error.get("text")
     if not as_json:
         warn = Painter.for_stream(sys.stderr)
-        shown = times().in_text(in_shoectl_words(str(text)))
+        # "resume refused: nothing to resume" reads "refused: nothing to resume".
+        said = str(text).removeprefix(f"{request['action']} refused: ")
+        shown = times().in_text(in_shoectl_words(said))
         click.echo(f"{warn('refused', 'crit')}: {shown}", err=True, color=warn.enabled)
     if code == "not_authorized":
         raise SystemExit(EXIT_NOT_AUTHORIZED)

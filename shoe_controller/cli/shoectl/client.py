@@ -4,7 +4,9 @@ is told about when it cannot be used."""
 from __future__ import annotations
 
 import json
+import os
 import socket
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -73,7 +75,8 @@ class Client:
             answer = json.loads(line)
         except json.JSONDecodeError:
             raise UnreachableError(
-                f"the controller sent something that is not JSON: {line[:80]!r}"
+                "the controller sent something that is not JSON: "
+                + line[:80].decode("utf-8", "replace").strip()
             ) from None
         if not isinstance(answer, dict):
             raise UnreachableError("the controller's answer is not a JSON object")
@@ -114,6 +117,13 @@ class Client:
 def _connect_failure(path: str, error: OSError) -> str:
     if isinstance(error, FileNotFoundError):
         return f"cannot reach the controller: no socket at {path} (is shoe-controller running?)"
+    if isinstance(error, ConnectionRefusedError) and os.path.isdir(path):
+        return (
+            f"cannot reach the controller: {path} is a folder, not the control socket (give"
+            f" the socket in it, e.g. --socket {os.path.join(path, 'control.sock')})"
+        )
+    if isinstance(error, ConnectionRefusedError) and not _is_socket(path):
+        return f"cannot reach the controller: {path} is a file, not a socket"
     if isinstance(error, ConnectionRefusedError):
         return (
             f"cannot reach the controller: nobody listens on {path}"
@@ -125,3 +135,10 @@ def _connect_failure(path: str, error: OSError) -> str:
             " viewer and supervisor groups may use it: ask an administrator to add you)"
         )
     return f"cannot reach the controller at {path}: {error.strerror or error}"
+
+
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return True  # gone meanwhile: say what a refused connection says

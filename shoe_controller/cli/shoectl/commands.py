@@ -1,5 +1,5 @@
 """shoectl's click group and its seeing commands (status, check, devices, rounds, round,
-road, events, outbox), with one command per supervisor action added from the registry."""
+road, outbox; events in event_log.py), with one command per supervisor action from the registry."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import click
 
 from shoe_controller import __version__
 from shoe_controller.cli.shoectl.acting import action_command
-from shoe_controller.cli.shoectl.checks import EventTypeParam
+from shoe_controller.cli.shoectl.checks import shoe_option
 from shoe_controller.cli.shoectl.client import TIMEOUT_S, AnswerError, UnreachableError
 from shoe_controller.cli.shoectl.edge import edge_command
-from shoe_controller.cli.shoectl.following import follow_events
+from shoe_controller.cli.shoectl.event_log import events_command
+from shoe_controller.cli.shoectl.pace import pace_command
 from shoe_controller.cli.shoectl.plumbing import (
     EXIT_ATTENTION,
     EXIT_OK,
@@ -25,40 +26,32 @@ from shoe_controller.cli.shoectl.plumbing import (
     UTC_KEY,
     ask,
     connect,
-    fail,
     json_option,
     out,
     painter,
     print_json,
-    print_json_line,
     times,
 )
-from shoe_controller.cli.shoectl.recall import recall, write_export
+from shoe_controller.cli.shoectl.recall import recall, require_shoe, write_export
 from shoe_controller.cli.shoectl.render import (
-    BANKER,
-    DERIVED_ROADS,
     EVENT_HEADERS,
-    PLAYER,
-    TIE,
     Cell,
     Painter,
-    ask_lines,
-    bead_plate_lines,
-    big_road_lines,
     card_text,
-    derived_road_lines,
     event_row,
+    node_pairs,
     render_pairs,
     render_status,
     render_table,
     result_text,
     round_notes,
-    stats_lines,
     through_text,
 )
+from shoe_controller.cli.shoectl.road_view import road_command
+from shoe_controller.cli.shoectl.shuffle import shuffle_command
 from shoe_controller.cli.shoectl.times import Times
+from shoe_controller.cli.shoectl.watching import watch
 from shoe_controller.cli.shoectl.wording import in_shoectl_words
-from shoe_controller.service.scoreboard.svg import board_svg
 from shoe_controller.table.action_specs import ACTIONS
 
 DEFAULT_SOCKET = "/run/shoe-controller/control.sock"
@@ -108,7 +101,9 @@ def main(ctx: click.Context, socket_path: str, as_json: bool, utc: bool, timeout
     """See the table through shoe-controller's control socket, and act on it as supervisor.
 
     Times are shown in this machine's zone (TZ honoured) with its offset, or in UTC with
-    --utc; --json writes them as ISO 8601 with the offset (docs/shoectl.md "Times").
+    --utc; --json writes them as ISO 8601 with the offset (docs/shoectl.md "Times"). A time
+    you type (events --since, --until) is read in the same zone, or with its offset; one the
+    clocks pass twice (daylight saving) is refused.
     """
     ctx.obj = socket_path
     ctx.meta[JSON_KEY] = as_json
@@ -119,10 +114,33 @@ def main(ctx: click.Context, socket_path: str, as_json: bool, utc: bool, timeout
 # ---------------------------------------------------------------------- seeing
 
 
-@main.command(short_help="Devices, shoe, round, holds, faults, backlog.")
+@main.command(short_help="Devices, shoe, round, holds, faults, backlog; --watch for live.")
+@click.option(
+    "--watch",
+    "-w",
+    "watching",
+    is_flag=True,
+    help="Redraw the status in place every --interval seconds, as `watch` does, until Ctrl-C.",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.1),
+    default=2.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --watch: seconds between two frames.",
+)
 @json_option
-def status(as_json: bool) -> None:
-    """Devices, shoe, round, backlog, holds and faults; exits 1 when something needs a person."""
+def status(watching: bool, interval: float, as_json: bool) -> None:
+    """Devices, shoe, round, backlog, holds and faults; exits 1 when something needs a person.
+
+    With --watch the status is redrawn in place until Ctrl-C (exit 0), without flicker.
+    """
+    if watching:
+        if as_json:
+            raise click.UsageError("--watch draws for a person: leave out --json")
+        paint, shown = painter(), times()
+        watch(lambda: _status_frame(paint, shown), interval, shown)
     result = ask({"cmd": "status"})
     level = result["health"]["level"]
     if as_json:
@@ -130,6 +148,18 @@ def status(as_json: bool) -> None:
     else:
         out(in_shoectl_words(render_status(result, painter(), times())))
     raise SystemExit(EXIT_ATTENTION if level else EXIT_OK)
+
+
+def _status_frame(paint: Painter, shown: Times) -> str:
+    """One frame of `status --watch`: the status, or why the controller cannot say it."""
+    try:
+        with connect() as client:
+            result = client.request({"cmd": "status"})
+    except UnreachableError as error:
+        return f"shoectl: {error}"
+    except AnswerError as error:
+        return f"shoectl: {error.text} ({error.code})"
+    return in_shoectl_words(render_status(result, paint, shown))
 
 
 @main.command(short_help="One Nagios-style line for monitoring.")
@@ -174,7 +204,7 @@ def devices(as_json: bool) -> None:
             [
                 device["device"],
                 (state, "ok" if state == "connected" else "crit"),
-                identity.get("kind", ""),
+                identity.get("kind") or device.get("kind") or "",  # HELLO's, else configured
                 identity.get("vendor", ""),
                 identity.get("model", ""),
                 identity.get("serial", ""),
@@ -194,8 +224,8 @@ def devices(as_json: bool) -> None:
     out(render_table(headers, rows, paint))
 
 
-@main.command()
-@click.option("--shoe", type=click.IntRange(min=0), help="Which shoe (default: the current).")
+@main.command(short_help="The last ten games, or a shoe's rounds, with cards and results.")
+@shoe_option
 @click.option("--last", type=click.IntRange(min=1), help="Only the last K rounds.")
 @json_option
 def rounds(shoe: int | None, last: int | None, as_json: bool) -> None:
@@ -205,6 +235,7 @@ def rounds(shoe: int | None, last: int | None, as_json: bool) -> None:
         answers = recall(ask)
     else:
         answers = [ask({"cmd": "rounds", "shoe": shoe, "last": last})]
+        require_shoe(shoe, answers[0]["total"])
     if as_json:  # the current shoe's answer; the earlier shoes' recalled rounds beside it
         print_json({**answers[-1], "earlier": answers[:-1]} if len(answers) > 1 else answers[0])
         return
@@ -242,9 +273,12 @@ def print_rounds(result: Mapping[str, Any], paint: Painter, times: Times) -> Non
         if item["insurance_offers"]:
             notes.append(f"insurance x{item['insurance_offers']}")
         if item["supervisor_actions"]:
-            notes.append("supervisor: " + ",".join(item["supervisor_actions"]))
+            actions = ", ".join(name.replace("_", "-") for name in item["supervisor_actions"])
+            notes.append(f"supervisor: {actions}")
         if item["alerts"]:
             notes.append(f"{item['alerts']} alert(s)")
+        if item.get("refused_commands"):
+            notes.append(f"{item['refused_commands']} refused command(s)")
         rows.append(
             [
                 str(item["round"]),
@@ -264,8 +298,8 @@ def print_rounds(result: Mapping[str, Any], paint: Painter, times: Times) -> Non
 
 
 @main.command("round", short_help="One round in full, for disputes.")
-@click.argument("number", type=click.IntRange(min=0))
-@click.option("--shoe", type=click.IntRange(min=0), help="Which shoe (default: the current).")
+@click.argument("number", type=click.IntRange(min=1))
+@shoe_option
 @click.option(
     "--export",
     "export_file",
@@ -305,115 +339,7 @@ def round_command(number: int, shoe: int | None, export_file: str | None, as_jso
     out(render_table(EVENT_HEADERS, rows, paint))
 
 
-@main.command(short_help="The shoe's five roads, the ask road and its statistics.")
-@click.option("--shoe", type=click.IntRange(min=0), help="Which shoe (default: the current).")
-@click.option(
-    "--svg",
-    "svg_file",
-    type=click.Path(dir_okay=False, writable=True, allow_dash=True),
-    help="Write the board as an SVG picture to this file ('-': standard output).",
-)
-@json_option
-def road(shoe: int | None, svg_file: str | None, as_json: bool) -> None:
-    """The shoe's roads as the display board draws them: bead plate, big road, big eye boy,
-    small road, cockroach pig, and the ask road (docs/scoreboard.md)."""
-    result = ask({"cmd": "road", "shoe": shoe})
-    if svg_file is not None:
-        picture = board_svg(result, result.get("table"))
-        try:
-            with click.open_file(svg_file, "w", encoding="utf-8", atomic=svg_file != "-") as file:
-                file.write(picture + "\n")
-        except OSError as error:
-            fail(f"cannot write {svg_file}: {error.strerror or error}")
-        return
-    if as_json:
-        print_json(result)
-        return
-    paint = painter()
-    counts = result["summary"]
-    rows = result["rows"]
-    out(
-        paint(f"Shoe {result['shoe']}", "head")
-        + f"  {counts['rounds']} rounds: "
-        + paint(f"Banker {counts['banker']}", BANKER)
-        + "  "
-        + paint(f"Player {counts['player']}", PLAYER)
-        + "  "
-        + paint(f"Tie {counts['tie']}", TIE)
-        + f"  banker pairs {counts['banker_pair']}  player pairs {counts['player_pair']}"
-    )
-    out()
-    out(paint("Bead plate", "head") + paint("  (•B: banker pair, B•: player pair)", "dim"))
-    for line in bead_plate_lines(result["bead_plate"], rows, paint):
-        out(line)
-    out()
-    legend = "  (•B: banker pair, B•: player pair, B2: two ties after it)"
-    out(paint("Big road", "head") + paint(legend, "dim"))
-    for line in big_road_lines(result["big_road"], rows, paint):
-        out(line)
-    for name, title in DERIVED_ROADS:
-        out()
-        out(paint(title, "head") + paint("  (R red, B blue: regular, irregular)", "dim"))
-        for line in derived_road_lines(result[name], rows, paint):
-            out(line)
-    out()
-    out(paint("Ask road", "head"))
-    for line in ask_lines(result["ask"], paint):
-        out(line)
-    out()
-    for line in stats_lines(result["stats"], paint):
-        out(line)
-
-
-@main.command(short_help="The event stream; --follow for live.")
-@click.option("--follow", "-f", is_flag=True, help="Keep printing events as they happen.")
-@click.option(
-    "--type",
-    "-t",
-    "types",
-    multiple=True,
-    metavar="TYPE",
-    type=EventTypeParam(),
-    help="Only this type (card.dealt) or family (card); repeatable.",
-)
-@click.option(
-    "--last",
-    "-n",
-    type=click.IntRange(0, 1000),
-    default=20,
-    show_default=True,
-    help="How many past events to show first.",
-)
-@json_option
-def events(follow: bool, types: tuple[str, ...], last: int, as_json: bool) -> None:
-    """The journal's events, newest last; --follow streams them live (JSON: one per line)."""
-    paint, shown = painter(), times()
-    request = {"cmd": "events", "types": list(types), "limit": last}
-    if not follow:
-        if last == 0:
-            return
-        for event in ask(request)["events"]:
-            print_event(event, as_json, paint, shown)
-        return
-    try:
-        follow_events(request, lambda event: print_event(event, as_json, paint, shown))
-    except KeyboardInterrupt:
-        raise SystemExit(EXIT_OK) from None
-    except AnswerError as error:
-        fail(f"{error.text} ({error.code})")
-
-
-def print_event(event: Mapping[str, Any], as_json: bool, paint: Painter, times: Times) -> None:
-    """One event a line (a stream cannot align on what comes later: fixed widths)."""
-    if as_json:
-        print_json_line(event)
-    else:
-        seq, at, where, (kind, role), details = event_row(event, paint, times)
-        out(f"{seq:>6}  {at:<12}  {where:<8}  {paint(kind.ljust(20), role)}  {details}")
-    sys.stdout.flush()
-
-
-@main.command()
+@main.command(short_help="What waits for each sink (the table server, a broker), and why.")
 @json_option
 def outbox(as_json: bool) -> None:
     """What waits for each sink (the table server, a broker ...), and why."""
@@ -422,15 +348,19 @@ def outbox(as_json: bool) -> None:
         print_json(result)
         return
     paint, when = painter(), times()
-    out(f"Stored: through seq {result['last_seq']} (the first held: {result['first_seq_held']})")
+    first = result["first_seq_held"]
+    kept = f"the journal keeps seq {first} on" if first else "the journal keeps none"
+    pruned = "; the ones before were pruned" if first and first > 1 else ""
+    out(f"Stored: through seq {result['last_seq']} ({kept}{pruned})")
     for sink in result["sinks"]:
         out()
         pairs = [
             ("Sink", f"{sink['name']} ({sink['kind']}) {sink['target']}"),
             ("Backlog", f"{sink['backlog']} event(s)"),
-            ("Delivered", f"through its seq {through_text(sink)} of {sink['last_seq']}"),
+            ("Delivered", through_text(sink)),
             ("Why", sink["why"]),
             ("State", str(sink["state"])),
+            *node_pairs(sink, when),
         ]
         if sink.get("oldest_waiting_at"):
             age = sink["oldest_waiting_age_s"]
@@ -469,6 +399,10 @@ def outbox(as_json: bool) -> None:
                 out(paint(f"... and {more} more", "dim"))
 
 
+main.add_command(events_command)
+main.add_command(road_command)
 main.add_command(edge_command)  # the surveillance group's (issue 15)
+main.add_command(shuffle_command)  # the surveillance group's (issue 28)
+main.add_command(pace_command)  # issue 29
 for _action in ACTIONS.values():
     main.add_command(action_command(_action))

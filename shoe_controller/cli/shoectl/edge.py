@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from shoe_controller.cli.shoectl.checks import shoe_option
 from shoe_controller.cli.shoectl.client import AnswerError, Client, UnreachableError
 from shoe_controller.cli.shoectl.plumbing import (
     EXIT_NOT_AUTHORIZED,
@@ -98,11 +99,32 @@ def edge_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
             ]
         )
     headers = ("BET", "WINS", "PAYS", "PLAYER EDGE", "ROUNDS > 0", "LARGEST", "OVER THE SHOE")
-    lines += ["", render_table(headers, rows, paint)]
+    lines += ["", render_table(headers, rows, paint), paint(PLAYER_EDGE_NOTE, "dim")]
     closed = sorted({"big", "small"} - set(result["bets"]))
     if closed:
         lines.append(paint(f"not offered any more (R14.1): {', '.join(closed)}", "dim"))
     return lines
+
+
+PLAYER_EDGE_NOTE = (
+    "player edge: what a player gains on average per unit staked, negative when the house is"
+    " favoured (`shoe-controller odds` shows the house edge: the same number, sign turned)"
+)
+
+
+def covered_text(result: Mapping[str, Any]) -> str:
+    """Which of the shoe's rounds the summary covers: the companion reports from when it
+    started, so a companion started mid-shoe has no report of the rounds before."""
+    reported = sorted({entry["round"] for entry in result.get("history") or []})
+    dealt = int(result["round"]) if result.get("open") else max(reported, default=0)
+    if not reported or dealt <= 0:
+        return "no round reported yet"
+    if reported[0] <= 1:
+        return f"rounds 1 to {reported[-1]}, every one reported"
+    return (
+        f"rounds {reported[0]} to {reported[-1]}: the companion was not running for rounds 1"
+        f" to {reported[0] - 1}, which have no report"
+    )
 
 
 def summary_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
@@ -112,19 +134,28 @@ def summary_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
             str(entry["rounds"]),
             str(entry["rounds_favoured"]),
             str(entry["rounds_above_threshold"]),
-            str(entry["first_favoured_round"] or ""),
+            str(entry["first_favoured_round"] or "never"),
             (percent(entry["largest_edge"]), "warn" if entry["largest_edge"] > 0 else None),
             str(entry["largest_edge_round"]),
         ]
         for name, entry in result["summary"].items()
     ]
-    headers = ("BET", "ROUNDS", "FAVOURED", "ABOVE", "FIRST", "LARGEST EDGE", "IN ROUND")
-    title = paint(f"Shoe {result['shoe']}: the player's edge per round", "head")
-    return [title, render_table(headers, rows, paint)]
+    headers = ("BET", "ROUNDS", "FAVOURED", "ABOVE", "FIRST", "LARGEST PLAYER EDGE", "IN ROUND")
+    title = f"Shoe {result['shoe']}: the player's edge per round, {covered_text(result)}"
+    legend = (
+        "FAVOURED: rounds with a player edge above 0; ABOVE: above the threshold; FIRST: the"
+        " first favoured round"
+    )
+    return [
+        paint(title, "head"),
+        render_table(headers, rows, paint),
+        paint(legend, "dim"),
+        paint(PLAYER_EDGE_NOTE, "dim"),
+    ]
 
 
 @click.command("edge", short_help="Every bet's exact edge on the cards left (surveillance).")
-@click.option("--shoe", type=click.IntRange(min=0), help="Which shoe (default: the current).")
+@shoe_option
 @click.option("--summary", "only_summary", is_flag=True, help="Only the shoe's summary.")
 @json_option
 def edge_command(shoe: int | None, only_summary: bool, as_json: bool) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from shoe_controller.cli.shoectl.plumbing import ask, fail
+
 RECALL = 10  # the last game and the nine before it
 EARLIER_SHOES_TRIED = 3  # shoe numbers with no round (pruned, never dealt) before giving up
 
@@ -35,6 +37,26 @@ def recall(ask: Callable[[Mapping[str, Any]], dict[str, Any]]) -> list[dict[str,
             misses += 1
         shoe -= 1
     return answers
+
+
+def missing_shoe(ask: Callable[[Mapping[str, Any]], dict[str, Any]], shoe: int) -> str | None:
+    """Why `shoe` has nothing to show, when the journal holds no round of it and it is not
+    the shoe in play (then it is an error, as `round N` of a round not there is); None when
+    it is the shoe in play (which may have dealt no round yet)."""
+    current = int(ask({"cmd": "rounds", "last": 1})["shoe"])
+    if shoe == current:
+        return None
+    if shoe > current:
+        return f"shoe {shoe} has not been dealt yet: the shoe in play is {current}"
+    return f"shoe {shoe} has no round in the journal (never dealt, or pruned)"
+
+
+def require_shoe(shoe: int | None, rounds: int) -> None:
+    """One rule for every command: a shoe asked for that the journal has nothing of is an
+    error (exit 2), as `round N` of a round not there is; the shoe in play may be empty."""
+    why = missing_shoe(ask, shoe) if shoe is not None and not rounds else None
+    if why is not None:
+        fail(f"{why} (not_found)")
 
 
 def write_export(answer: Mapping[str, Any], path: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from shoe_controller.cli.shoectl.times import Times
+from shoe_controller.cli.shoectl.wording import details_text, in_shoectl_words
 from shoe_controller.vocab.cards import CardError, parse_card
 
 BANKER, PLAYER, TIE = "banker", "player", "tie"
@@ -145,14 +146,15 @@ def event_details(event: Mapping[str, Any], paint: Painter) -> str:
     if kind == "procedure.alert":
         role = "warn" if data.get("needs_supervisor") else None
         code = paint(f"[{data.get('code')}]", role)
-        return f"{code} {data.get('text')}"
+        return f"{code} {in_shoectl_words(str(data.get('text')))}"  # the command to type
     if kind == "security.alert":
-        details = ", ".join(f"{k}={v}" for k, v in (data.get("details") or {}).items())
+        details = details_text(data.get("details"))
         code = paint(f"[{data.get('code')}]", "crit")
         return f"{code} {details}".rstrip()
     if kind == "supervisor.action":
-        details = ", ".join(f"{k}={v}" for k, v in (data.get("details") or {}).items())
-        text = f"{data.get('action')} by {data.get('by')}: {data.get('reason')}"
+        details = details_text(data.get("details"))
+        action = str(data.get("action")).replace("_", "-")  # as the command is typed
+        text = f"{action} by {data.get('by')}: {data.get('reason')}"
         return f"{text} ({details})" if details else text
     if kind in ("device.connected", "device.lost"):
         identity = " ".join(
@@ -164,6 +166,8 @@ def event_details(event: Mapping[str, Any], paint: Painter) -> str:
     if kind in ("device.fault", "device.fault_cleared"):
         code = data.get("code")
         code_text = f"{code:#06x}" if isinstance(code, int) else str(code)
+        if kind == "device.fault_cleared":
+            return f"{data.get('device')} fault {code_text} cleared"
         severity = data.get("severity")
         return f"{data.get('device')} fault {code_text} (severity {severity}): {data.get('text')}"
     if kind == "controller.started":
@@ -252,11 +256,12 @@ DERIVED_ROADS = (
     ("small_road", "Small road"),
     ("cockroach_pig", "Cockroach pig"),
 )
-COLOUR_LETTER = {"red": "R", "blue": "B"}  # as ROADS.md writes them
+# Filled red, hollow blue: a mark apart from B (Banker) and P, readable without colour.
+COLOUR_LETTER = {"red": "●", "blue": "○"}
 
 
 def derived_road_lines(road: Mapping[str, Any], rows: int, paint: Painter) -> list[str]:
-    """A derived road as drawn, `R` red and `B` blue, dragon tails turned right."""
+    """A derived road as drawn, `●` red and `○` blue, dragon tails turned right."""
     cells = road.get("cells") or []
     columns = max((cell["column"] for cell in cells), default=-1) + 1
     grid = [["  "] * columns for _ in range(rows)]
@@ -297,17 +302,38 @@ def stats_lines(stats: Mapping[str, Any], paint: Painter) -> list[str]:
 
 
 def through_text(sink: Mapping[str, Any]) -> str:
-    """What a sink's consumer has confirmed, for a person ("not yet known" before it said)."""
-    through = sink["delivered_through"]
-    return "not yet known" if through is None else str(through)
+    """What a sink's consumer has confirmed, of the last seq it was given, for a person."""
+    through, last = sink["delivered_through"], sink["last_seq"]
+    if through is None:
+        return f"none confirmed yet, of its seq {last}"
+    return f"through its seq {through} of {last}"
 
 
 def sink_line(sink: Mapping[str, Any]) -> str:
-    """One sink's place: `backlog 3 (delivered through 41 of 44): why`."""
-    return (
-        f"backlog {sink['backlog']} (delivered through {through_text(sink)} of"
-        f" {sink['last_seq']}): {sink['why']}"
-    )
+    """One sink's place: `backlog 3 (delivered through its seq 41 of 44): why`."""
+    return f"backlog {sink['backlog']} (delivered {through_text(sink)}): {sink['why']}"
+
+
+def node_pairs(sink: Mapping[str, Any], times: Times) -> list[tuple[str, str]]:
+    """A broker sink's nodes for `shoectl outbox`: the one in use, then each recent failover
+    (docs/amqp.md "A cluster"); nothing for a kind without nodes."""
+    endpoint = sink.get("endpoint")
+    if not endpoint:
+        return []
+    nodes = endpoint["nodes"]
+    in_use = endpoint["in_use"] or "none (not connected)"
+    pairs = [("Node", in_use + (f" (of {', '.join(nodes)})" if len(nodes) > 1 else ""))]
+    if len(nodes) > 1 or endpoint["failovers"]:
+        pairs.append(("Failovers", str(endpoint["failovers"])))
+    for failover in endpoint["recent_failovers"]:
+        pairs.append(
+            (
+                "",
+                f"{times.stamp(failover['at'])} {failover['from']} -> {failover['to']} after"
+                f" {failover['after_failures']} failed attempt(s): {failover['reason']}",
+            )
+        )
+    return pairs
 
 
 def render_status(result: Mapping[str, Any], paint: Painter, times: Times) -> str:
@@ -356,14 +382,19 @@ def render_status(result: Mapping[str, Any], paint: Painter, times: Times) -> st
     lines = [render_pairs(pairs, paint)]
     if health["problems"]:
         lines += ["", paint("Needs a person:", "head")]
+        width = max(len(p["status"]) for p in health["problems"])  # WARNING, CRITICAL
         for p in health["problems"]:
             text = times.in_text(p["text"])  # e.g. "refuses the shoe's cards (... since T)"
-            lines.append(f"  {paint(p['status'], LEVEL_STYLE[p['level']])}  {text}")
+            status = paint(p["status"], LEVEL_STYLE[p["level"]]) + " " * (width - len(p["status"]))
+            lines.append(f"  {status}  {text}")
             if p.get("action"):
-                lines.append(f"  {' ' * len(p['status'])}  -> {p['action']}")
+                lines.append(f"  {' ' * width}  -> {p['action']}")
     alerts = result.get("alerts") or []
-    if alerts:
-        lines += ["", paint("Recent alerts:", "head")]
+    refused = [a for a in alerts if a.get("code") == "command_refused"]  # a person's, apart
+    for title, group in (("Recent alerts:", [a for a in alerts if a not in refused]),
+                         ("Recent refused commands:", refused)):  # fmt: skip
+        if not group:
+            continue
         rows = [
             [
                 str(a["seq"]),
@@ -372,8 +403,9 @@ def render_status(result: Mapping[str, Any], paint: Painter, times: Times) -> st
                 (a["code"] or "", "warn" if a["needs_supervisor"] else None),
                 times.in_text(a["text"] or ""),
             ]
-            for a in alerts
+            for a in group
         ]
+        lines += ["", paint(title, "head")]
         lines.append(render_table(("SEQ", "TIME", "SHOE/RND", "CODE", "TEXT"), rows, paint))
     return "\n".join(lines)
 
@@ -384,13 +416,17 @@ def hold_text(hold: Mapping[str, Any], paint: Painter, times: Times | None = Non
     ways = ", ".join(action.replace("_", "-") for action in hold.get("actions") or [])
     waiting = f"; first {hold['waiting_for']}" if hold.get("waiting_for") else ""
     since = f" since {times.short(hold['since'])}" if times and hold.get("since") else ""
-    text = hold["text"] if times is None else times.in_text(hold["text"])
+    text = in_shoectl_words(hold["text"])  # the command to type
+    text = text if times is None else times.in_text(text)
     return paint(f"{hold['code']}: {text}", "crit") + f"{since} (ways out: {ways}{waiting})"
 
 
 def shoe_text(table: Mapping[str, Any], paint: Painter) -> str:
     if not table.get("shoe_open"):
-        return f"no shoe open (next: shoe {table['shoe']}, deck check {table.get('deck_check')})"
+        deck = table.get("deck_check")  # none before a shuffler's first report
+        return f"no shoe open (next: shoe {table['shoe']}" + (
+            f", deck check {deck})" if deck else ")"
+        )
     parts = [f"{table['shoe']} open", f"{table['cards_dealt']} cards dealt"]
     if table.get("cards_left") is not None:
         parts.append(f"{table['cards_left']} left")

@@ -1,6 +1,9 @@
 """The table's texts in shoectl's words: the command to type, not the control socket's
 syntax (`confirm card=..` becomes `shoectl confirm --card CARD`).
 
+Also the words for values a person reads in an event's details (`details_text`): lists
+joined, yes and no, never a Python repr.
+
 The table writes its hold and refusal texts once, for every client (they are journaled and
 sent to the table server as they are); shoectl rewords them only where it shows them to a
 person: refusals and the status's holds and problems.
@@ -9,6 +12,8 @@ person: refusals and the status's holds and problems.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from shoe_controller.table.action_specs import ACTIONS
 
@@ -26,6 +31,11 @@ _ACTION_NAMES = re.compile(
 )
 
 
+_PYTHON_LIST = re.compile(r"\['[^'\]]*'(?:, '[^'\]]*')*\]")
+_QUOTED = re.compile(r"'([^']*)'")
+_SUPERVISOR_TYPES = re.compile(r"(\(or |, or |^|; )supervisor shoectl")
+
+
 def _option(name: str) -> str:
     return f"--{name.replace('_', '-')} {_METAVAR.get(name, name.upper())}"
 
@@ -39,4 +49,31 @@ def in_shoectl_words(text: str) -> str:
 
     text = _ACTION_WITH_ARGUMENTS.sub(with_arguments, text)
     text = _LONE_ARGUMENT.sub(lambda match: _option(match[1]), text)
-    return _ACTION_NAMES.sub(lambda match: f"shoectl {match[1].replace('_', '-')}", text)
+    text = _ACTION_NAMES.sub(lambda match: f"shoectl {match[1].replace('_', '-')}", text)
+    # "or supervisor start_shoe": what a supervisor types, said as such.
+    text = _SUPERVISOR_TYPES.sub(r"\1a supervisor: shoectl", text)
+    return without_lists(text)
+
+
+def without_lists(text: str) -> str:
+    """`unknown argument(s) ['bogus']` reads `unknown argument(s) bogus`: names, not a list."""
+    return _PYTHON_LIST.sub(lambda match: ", ".join(_QUOTED.findall(match[0])), text)
+
+
+def details_text(details: Mapping[str, Any] | None) -> str:
+    """An event's details for a person, `released: supervisor_hold`, never a Python repr."""
+    return ", ".join(f"{key.replace('_', ' ')}: {value_text(value)}" for key, value in
+                     (details or {}).items())  # fmt: skip
+
+
+def value_text(value: Any) -> str:
+    """A JSON value in words: lists joined, yes/no, none."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(value_text(item) for item in value) or "none"
+    if isinstance(value, Mapping):
+        return "; ".join(f"{key} {value_text(item)}" for key, item in value.items())
+    return str(value)

@@ -86,7 +86,7 @@ def receiver_command(
     tls_key: Path | None,
     tls_client_ca: Path | None,
 ) -> None:
-    """Run the reference table server (PUSH_API.md). Prints the bound port first."""
+    """Run the reference table server (docs/spec-push-api.md). Prints the bound port first."""
     try:
         key = pushapi.SigningKey.from_file(key_file)
         faults = FaultPlan(

@@ -21,6 +21,7 @@ class RigOptions:
     insurance: bool = False
     scanner_kind: Literal["optical", "rfid"] = "optical"
     batch_shuffler: bool = False  # add a batch shuffler; [table] mode = "batch_shuffler"
+    autoload: bool = True  # the simulated shoe loads itself at start (else: dealer.load_shoe)
     shuffle_time: float = 0.2  # the shuffler's seconds from SHUFFLE_STARTED to SHUFFLE_DONE
     receiver_control: bool = False  # the receiver's /control endpoints (fault injection)
     table: Mapping[str, Any] = field(default_factory=dict)  # more [table] keys

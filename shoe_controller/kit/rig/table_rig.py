@@ -41,6 +41,7 @@ class TableRig:
         self.receiver_port: int | None = None
         self.receiver: subprocess.Popen[str] | None = None
         self.daemon: subprocess.Popen[str] | None = None
+        self.companion: subprocess.Popen[str] | None = None  # `shoe-controller surveillance`
         self.shoe: SimControlClient | None = None
         self.shuffler: SimControlClient | None = None
         self._dealer: Dealer | None = None  # once the simulators run
@@ -84,7 +85,8 @@ class TableRig:
         for client in (self.shoe, self.shuffler):
             if client is not None:
                 client.close()
-        self._processes.stop(p for p in (self.daemon, *self._sims.values(), self.receiver) if p)
+        processes = (self.companion, self.daemon, *self._sims.values(), self.receiver)
+        self._processes.stop(p for p in processes if p)
         self.records.close()
 
     def __enter__(self) -> TableRig:
@@ -147,8 +149,8 @@ class TableRig:
         ]
         if options.scanner_kind == "rfid":
             shoe_args += ["--registry", str(self.registry_dir)]
-        if options.batch_shuffler:
-            shoe_args.append("--no-autoload")  # the cards come from the shuffler first
+        if options.batch_shuffler or not options.autoload:
+            shoe_args.append("--no-autoload")  # the cards come from the shuffler (or dealer)
         self.shoe = self._start_sim("shoe", shoe_args)
         if options.batch_shuffler:
             self.shuffler = self._start_sim(
@@ -255,6 +257,16 @@ class TableRig:
 
         self.wait_until(started, "the daemon to start")
         return found[0]
+
+    def start_surveillance(self) -> None:
+        """The surveillance companion beside the daemon (docs/surveillance.md), on its config;
+        it reports every bet's edge after each round, so `shoectl edge` has an answer."""
+        self.companion = self._processes.spawn(
+            "surveillance",
+            ["-m", "shoe_controller.cli.main", "surveillance", "--config", str(self.config_path)],
+            stdout=subprocess.DEVNULL,
+        )
+        self._processes.watch("surveillance", self.companion)
 
     def kill_daemon(self) -> None:
         """SIGKILL, as a power cut would: nothing is flushed, closed or said."""

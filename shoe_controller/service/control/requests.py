@@ -54,7 +54,8 @@ def event_types(request: Mapping[str, Any]) -> tuple[str, ...]:
     if unknown:
         raise ControlError(
             "bad_request",
-            f"unknown event type(s) {unknown}; types are {', '.join(sorted(known))}"
+            f"unknown event type(s) {', '.join(map(str, unknown))}; types are"
+            f" {', '.join(sorted(known))}"
             f" or a family: {', '.join(sorted(families))}",
         )
     return tuple(types)

@@ -5,7 +5,8 @@ Protocol (docs/control.md): a Unix stream socket carrying JSON lines, one reques
 line, one answer object per line; `events` with `follow` streams event lines until the client
 closes (followers.py). `ControlService` (service.py) is the backend; `ControlServer` is the
 asyncio socket around it and does the authorization (peers): SO_PEERCRED and SO_PEERGROUPS
-from the kernel, never anything the client says.
+from the kernel, never anything the client says. The requests that read the journal are
+answered by a reader process, away from the loop that ACKs the cards (reads.py, issue 26).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import structlog
 
 from shoe_controller.service.config import ControlSection
+from shoe_controller.service.control.reads import ReadQueries
 from shoe_controller.service.control.requests import ControlError
 from shoe_controller.service.control.service import ControlService
 from shoe_controller.service.control.surveillance import COMMANDS as SURVEILLANCE_COMMANDS
@@ -58,6 +60,7 @@ class ControlServer:
         self._connections: set[asyncio.Task[None]] = set()
         self._per_uid: dict[int, int] = {}
         self._turn = asyncio.Lock()  # requests are answered one at a time
+        self.reads = ReadQueries(service, settings)  # those that read the journal
         self._refused = 0  # connections refused since the last log line
         self._refusals_logged_at = 0.0
 
@@ -94,6 +97,7 @@ class ControlServer:
         for task in list(self._connections):
             task.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
+        await self.reads.close()
         if server is None:
             return  # never listened: the file (if any) is another process's socket
         await server.wait_closed()
@@ -189,6 +193,10 @@ class ControlServer:
             if request.get("cmd") == "events" and request.get("follow"):
                 await self.service.following.follow(request, reader, writer, peer)
                 return
+            if self.reads.takes(request):  # built by the reader process, in turn (reads.py)
+                await self.reads.answer(request, peer, writer)
+                await writer.drain()
+                continue
             async with self._turn:
                 # One answer a turn of the loop, after whatever the devices brought: a crowd
                 # of clients asking in a loop cannot keep a card's ACK waiting (issue 12).

@@ -18,6 +18,7 @@ from shoe_controller.service.config import Config
 from shoe_controller.service.control.actions import SupervisorActions
 from shoe_controller.service.control.answers import Answers
 from shoe_controller.service.control.followers import Followers
+from shoe_controller.service.control.journal_answers import Live, live_of
 from shoe_controller.service.control.scan import MAX_SCAN, last_matching, matching_after
 from shoe_controller.service.control.status import LiveStatus
 from shoe_controller.service.control.surveillance import SurveillanceDesk
@@ -62,7 +63,10 @@ class ControlService:
             loop_stats=loop_stats or dict,
             version=version,
         )
-        self._answers = Answers(controller, config, self._status, clock, version)
+        self._sink_statuses = sink_statuses
+        self._clock = clock
+        self.config = config
+        self._answers = Answers(controller, config, self._status, self.live, version)
         self._actions = SupervisorActions(controller, submit, clock)
         # `report` and `edge`, and who sees the surveillance events (issue 15)
         self.surveillance = SurveillanceDesk(controller, config, clock, submit)
@@ -71,6 +75,11 @@ class ControlService:
     @property
     def journal(self) -> Any:
         return self._controller.journal
+
+    def live(self, command: Any) -> Live:
+        """What the live objects say that `command`'s journal answer needs, now (memory
+        only: taken on the loop, the answer built by the reader process, reads.py)."""
+        return live_of(self._controller, self._sink_statuses, self._clock, command)
 
     @property
     def followers(self) -> int:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from shoe_controller.service.config import Config
+from shoe_controller.service.control.outbox import outbox_of, sink_json
 from shoe_controller.service.control.requests import type_matches
 from shoe_controller.service.control.scan import last_matching
 from shoe_controller.service.health import assess
@@ -122,51 +122,9 @@ class LiveStatus:
         return merged
 
     def outbox(self, waiting: int = 1) -> dict[str, Any]:
-        """Each sink's place in its outbox (docs/delivery.md), and the slowest one's backlog
-        and age, which the health model and the status line judge; with `waiting` > 1 the
-        first events each sink waits for too (the `outbox` answer)."""
-        journal = self._controller.journal
-        marks = journal.sinks.marks()
-        now = self._clock()
-        sinks = []
-        for status in self._sink_statuses():
-            sink = dict(status.to_json() if hasattr(status, "to_json") else status)
-            mark = marks.get(sink["name"])
-            through = sink["delivered_through"]
-            if through is None:
-                through = mark.delivered_through if mark is not None else 0
-            pending = (
-                journal.sinks.events_after(sink["name"], through, waiting)
-                if sink["backlog"]
-                else []
-            )
-            oldest = pending[0].event.at if pending else None
-            sink["oldest_waiting_at"] = oldest
-            sink["oldest_waiting_age_s"] = _age(oldest, now)
-            sink["why"] = _why_waiting(sink)
-            if waiting > 1:
-                sink["waiting"] = [
-                    {
-                        "seq": item.seq,
-                        "event_seq": item.event.seq,
-                        "type": item.event.type,
-                        "at": item.event.at,
-                        "shoe": item.event.shoe,
-                        "round": item.event.round,
-                    }
-                    for item in pending
-                ]
-            sinks.append(sink)
-        ages = [sink["oldest_waiting_age_s"] for sink in sinks if sink["backlog"]]
-        out: dict[str, Any] = {
-            "last_seq": journal.reads.last_seq(),
-            "backlog": max((sink["backlog"] for sink in sinks), default=0),
-            "oldest_waiting_age_s": max((age for age in ages if age is not None), default=None),
-            "sinks": sinks,
-        }
-        if waiting > 1:
-            out["first_seq_held"] = journal.reads.first_seq()
-        return out
+        """Each sink's place in its outbox (outbox.outbox_of), from the live sinks."""
+        statuses = [sink_json(status) for status in self._sink_statuses()]
+        return outbox_of(self._controller.journal, statuses, self._clock(), waiting)
 
     def _recent_alerts(self) -> list[dict[str, Any]]:
         if self._alerts is None:  # read once; on_stored keeps it since
@@ -196,32 +154,3 @@ def _details_text(details: Any) -> str:
     if isinstance(details, Mapping):
         return ", ".join(f"{key}={value}" for key, value in details.items())
     return "" if details is None else str(details)
-
-
-def _age(at: str | None, now: float) -> float | None:
-    """Seconds since an event's `at` (PUSH_API.md time form)."""
-    if at is None:
-        return None
-    try:
-        then = datetime.strptime(at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    return round(max(0.0, now - then.timestamp()), 3)
-
-
-def _why_waiting(sink: Mapping[str, Any]) -> str:
-    backlog = sink["backlog"]
-    if backlog <= 0:
-        return f"nothing waiting: {sink['name']} has every event"
-    fault = sink.get("fault")
-    if fault:
-        return f"{sink['name']} refuses the events: {fault.get('text') or fault.get('code')}"
-    failures = sink.get("consecutive_failures")
-    if failures:
-        return f"delivery failing ({failures} attempt(s)): {sink.get('last_error')}; retrying"
-    state = sink.get("state")
-    if state == "sending":
-        return f"{backlog} event(s) being sent"
-    if state == "stopped":
-        return f"{backlog} event(s) waiting; the sink is stopped"
-    return f"{backlog} event(s) about to be sent"

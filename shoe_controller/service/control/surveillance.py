@@ -19,6 +19,8 @@ from typing import Any
 
 from shoe_controller.service.config import Config
 from shoe_controller.service.control.requests import ControlError, optional_int
+from shoe_controller.service.control.shuffle_desk import COMMANDS as SHUFFLE_COMMANDS
+from shoe_controller.service.control.shuffle_desk import ShuffleDesk
 from shoe_controller.service.peers import Peer, group_refusal, os_user_note
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.errors import JournalOutcomeUnknown
@@ -27,7 +29,7 @@ from shoe_controller.table.edge_watch import EdgeWatch, history, report_problem,
 from shoe_controller.vocab.events import SURVEILLANCE_FAMILY
 from shoe_controller.vocab.inputs import Input, SurveillanceReport
 
-COMMANDS = ("report", "edge")
+COMMANDS = ("report", "edge", *SHUFFLE_COMMANDS)  # shuffle_desk.py answers issue 28's
 KEPT_SHOES = 3  # ended shoes whose reports `edge --shoe` still shows (until a restart)
 # The answers that carry events, and where: what a peer outside the group does not see.
 _EVENT_LISTS = {"events": "events", "round": "events", "outbox": "waiting"}
@@ -35,6 +37,16 @@ _EVENT_LISTS = {"events": "events", "round": "events", "outbox": "waiting"}
 
 def is_surveillance(event_type: Any) -> bool:
     return isinstance(event_type, str) and event_type.split(".")[0] == SURVEILLANCE_FAMILY
+
+
+def without_surveillance(command: Any, result: dict[str, Any]) -> dict[str, Any]:
+    """An answer's `result` with the surveillance events taken out of the list it carries
+    (for a peer outside the group; only the answers that list events have one)."""
+    key = _EVENT_LISTS.get(command) if isinstance(command, str) else None
+    if key is None or key not in result:
+        return result
+    kept = [entry for entry in result[key] if not is_surveillance(entry.get("type"))]
+    return {**result, key: kept}
 
 
 class SurveillanceDesk:
@@ -54,6 +66,7 @@ class SurveillanceDesk:
         self._submit = submit
         self._lookup = lookup
         self._kept: dict[int, EdgeWatch] = {}  # shoe -> its reports, the latest shoes
+        self._shuffle = ShuffleDesk(controller, clock, submit)  # issue 28
 
     # ------------------------------------------------------------------ who
 
@@ -74,14 +87,17 @@ class SurveillanceDesk:
         """True when `peer` may not see the surveillance events."""
         return self.authorize(peer) is not None
 
+    def hides_events(self, peer: Peer, command: Any) -> bool:
+        """True when `command`'s answer must leave the surveillance events out for `peer`."""
+        return isinstance(command, str) and command in _EVENT_LISTS and self.hidden_from(peer)
+
     def as_seen_by(self, peer: Peer, command: Any, result: dict[str, Any]) -> dict[str, Any]:
         """An answer's `result` as `peer` may see it: without the surveillance events unless
         it is of the group (only the answers that list events are looked at)."""
         key = _EVENT_LISTS.get(command) if isinstance(command, str) else None
         if key is None or key not in result or not self.hidden_from(peer):
             return result
-        kept = [entry for entry in result[key] if not is_surveillance(entry.get("type"))]
-        return {**result, key: kept}
+        return without_surveillance(command, result)
 
     # ------------------------------------------------------------------ requests
 
@@ -89,6 +105,8 @@ class SurveillanceDesk:
         """The result of `report` or `edge` for an authorized peer; ControlError otherwise."""
         if request.get("cmd") == "report":
             return self._report(request, peer)
+        if request.get("cmd") in SHUFFLE_COMMANDS:
+            return self._shuffle.answer(request, peer)
         return self._edge(request)
 
     def _report(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:

@@ -68,6 +68,13 @@ class Baseline:
             "journal": {"path": str(here / "journal.db")},
             "control": {"socket": str(here / "control.sock")},
             "log": {"format": "json"},
+            "api": {
+                "listen": "127.0.0.1:9",  # checked, never bound
+                "key_file": str(here / "table.key"),
+                "tls_cert": str(here / "server.pem"),
+                "tls_key": str(here / "server.key"),
+                "client_ca": str(here / "ca.pem"),
+            },
         }
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from shoe_controller.game.rules import Outcome, insurance_offers, next_position, outcome
 from shoe_controller.table.config import (
     BATCH_SHUFFLER,
+    BETTING_BUTTON,
+    BETTING_SERVER,
     BURN_DECKS,
     FINISH_CURRENT,
     SHUFFLER_DEALER,
@@ -23,6 +25,8 @@ from shoe_controller.table.config import (
 )
 from shoe_controller.vocab.cards import Card, burn_value
 from shoe_controller.vocab.inputs import (
+    BetsState,
+    BettingChanged,
     Button,
     ButtonPressed,
     CardDrawn,
@@ -65,7 +69,9 @@ class _Dealer:
         face_up: Collection[int],
         start: float,
         device: str,
+        shoe_number: int = 1,
     ) -> None:
+        self.shoe_number = shoe_number  # the table's number of the shoe (betting messages)
         self.cards = cards
         self.config = config
         self.cut_after = cut_after
@@ -152,8 +158,25 @@ class _Dealer:
             pass
         return self.shoe
 
+    def close_bets(self, number: int) -> None:
+        """Betting closes before the round's first card (issue 29): the dealer's button, or
+        the table server's open and close for the round (trial rounds take no bets)."""
+        if self.config.betting == BETTING_BUTTON:
+            self.add(ButtonPressed(self.at(), self.device, Button.NO_MORE_BETS))
+        elif self.config.betting == BETTING_SERVER:
+            server_round = f"S{self.shoe_number}-{number}"
+            for state in (BetsState.OPEN, BetsState.CLOSED):
+                nonce = f"{server_round}-{state}"
+                self.add(
+                    BettingChanged(
+                        self.at(), state, self.shoe_number, number, server_round, nonce, "server"
+                    )
+                )
+
     def deal_round(self, number: int, *, trial: bool) -> None:
         config = self.config
+        if not trial:
+            self.close_bets(number)
         cards: list[Card] = []
         hidden = False
         insurance_void = False
@@ -185,13 +208,22 @@ def deal_shoe(
     face_up: Collection[int] = (),
     start: float = START_TIME,
     device: str = "scanner",
+    shoe_number: int = 1,
 ) -> DealtShoe:
     """Deal `cards` (shoe order) correctly to the end of the shoe, or until they run out.
 
     `cut_after`: the cut card comes out after that many cards (None: never). `face_up`:
-    indexes (0-based, in shoe order) of cards that leave the shoe face up (R4).
+    indexes (0-based, in shoe order) of cards that leave the shoe face up (R4). With
+    `betting` set, the bets close before every real round (`shoe_number` names the shoe in
+    the server's messages).
     """
     dealer = _Dealer(
-        cards, config, cut_after=cut_after, face_up=frozenset(face_up), start=start, device=device
+        cards,
+        config,
+        cut_after=cut_after,
+        face_up=frozenset(face_up),
+        start=start,
+        device=device,
+        shoe_number=shoe_number,
     )
     return dealer.deal(trial_rounds)

@@ -78,8 +78,15 @@ class Driver:
         return self.clock
 
     def apply(self, item: Input) -> list[Event]:
-        self.inputs.append((self.table.shoe_of(item), item))
-        return self.table.apply(item)
+        """The input's events, and those of what the table asks to record with it (a shoe's
+        end for the next shoe, on a clocked table), as the controller records them."""
+        queue, events = [item], []
+        while queue:
+            item = queue.pop(0)
+            self.inputs.append((self.table.shoe_of(item), item))
+            events += self.table.apply(item)
+            queue[:0] = self.table.take_carried()
+        return events
 
     def load(self) -> list[Event]:
         return self.apply(ShoeStateChanged(self.at(), "scanner", ShoeState.LOADED))

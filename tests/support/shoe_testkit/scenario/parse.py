@@ -14,6 +14,8 @@ from typing import Any
 from shoe_controller.table.config import TableConfig
 from shoe_controller.vocab.cards import CardError, parse_card
 from shoe_controller.vocab.inputs import (
+    BetsState,
+    BettingChanged,
     Button,
     ButtonPressed,
     CardDrawn,
@@ -125,6 +127,7 @@ class _Parser:
             "lost": self._lost,
             "started": self._started,
             "supervisor": self._supervisor,
+            "betting": self._betting,
         }
 
     def _card(self, bare: list[str], pairs: dict[str, str], device: str, where: str) -> list[Input]:
@@ -188,7 +191,9 @@ class _Parser:
         try:
             button = Button(bare[0])
         except (IndexError, ValueError):
-            raise ScenarioError(f"{where}: button takes reveal or call_supervisor") from None
+            raise ScenarioError(
+                f"{where}: button takes reveal, call_supervisor or no_more_bets"
+            ) from None
         return [ButtonPressed(self.tick(), device, button)]
 
     def _reveal(
@@ -273,6 +278,25 @@ class _Parser:
         reason = pairs.pop("reason", "per procedure")
         args = {key: _typed(value) for key, value in pairs.items()}
         return [SupervisorCommand(self.tick(), bare[0], by, reason, args)]
+
+    def _betting(
+        self, bare: list[str], pairs: dict[str, str], device: str, where: str
+    ) -> list[Input]:
+        """`betting open|closed shoe=N round=N [server_round=..] [nonce=..] [source=..]`: the
+        table server's word on a round (issue 29)."""
+        if bare[:1] not in (["open"], ["closed"]) or "shoe" not in pairs or "round" not in pairs:
+            raise ScenarioError(f"{where}: betting open|closed shoe=N round=N [server_round=..]")
+        return [
+            BettingChanged(
+                self.tick(),
+                BetsState(bare[0]),
+                _int(pairs["shoe"], where, "shoe"),
+                _int(pairs["round"], where, "round"),
+                pairs.get("server_round", ""),
+                pairs.get("nonce", ""),
+                pairs.get("source", "server"),
+            )
+        ]
 
 
 def parse_scenario(text: str, name: str = "<scenario>") -> Scenario:

@@ -31,6 +31,28 @@ def _cards(cards: list[str | None]) -> str:
     return ",".join(card or "hidden" for card in cards) or "none"
 
 
+# The round's clock fields (a table with `betting` set, issue 29), shown short: the time of
+# day, whole seconds unless the fraction says more.
+_CLOCK = (
+    ("bets_closed_at", "bets_closed"),
+    ("first_card_at", "first"),
+    ("last_card_at", "last"),
+    ("result_at", "result"),
+    ("server_round", "server_round"),
+)
+
+
+def _clock(data: dict[str, Any]) -> list[str]:
+    words = []
+    for key, short in _CLOCK:
+        if key in data:
+            value = data[key]
+            if key.endswith("_at") and isinstance(value, str):
+                value = value[11:].removesuffix("Z").removesuffix(".000000")
+            words.append(f"{short}={render_value(value)}")
+    return words
+
+
 def render_event(event: Event) -> str:
     """The event as one short, canonical line."""
     data = event.data
@@ -48,7 +70,7 @@ def render_event(event: Event) -> str:
             words.append("trial")
         if not data["big_small_open"]:
             words.append("big_small_closed")
-        return " ".join(words)
+        return " ".join(words + _clock(data))
     if kind == EventType.ROUND_RESULT:
         words = [
             f"round.result {event.round} {data['winner']}",
@@ -60,9 +82,10 @@ def render_event(event: Event) -> str:
         words += [name for name in ("player_pair", "banker_pair", "perfect_pair") if data[name]]
         if data["lucky6"]:
             words.append(f"lucky6={data['lucky6']}")
-        return " ".join(words)
+        return " ".join(words + _clock(data))
     if kind == EventType.ROUND_VOIDED:
-        return f"round.voided {event.round} reason={data['reason']} cards={_cards(data['cards'])}"
+        line = f"round.voided {event.round} reason={data['reason']} cards={_cards(data['cards'])}"
+        return " ".join([line, *_clock(data)])
     if kind == EventType.INSURANCE_OFFERED:
         return (
             f"insurance.offered {data['side']} stage={data['stage']} odds={data['odds']}"

@@ -51,6 +51,8 @@ def run_steps(scenario: Scenario) -> Iterator[tuple[Step, list[str], Table]]:
         rendered: list[str] = []
         for item in step.inputs:
             rendered += [render_event(event) for event in table.apply(item)]
+            for carried in table.take_carried():  # as the controller records them
+                rendered += [render_event(event) for event in table.apply(carried)]
         yield step, rendered, table
 
 
