@@ -32,7 +32,7 @@ from shoe_controller.vocab.inputs import Input, SurveillanceReport
 COMMANDS = ("report", "edge", *SHUFFLE_COMMANDS)  # shuffle_desk.py answers issue 28's
 KEPT_SHOES = 3  # ended shoes whose reports `edge --shoe` still shows (until a restart)
 # The answers that carry events, and where: what a peer outside the group does not see.
-_EVENT_LISTS = {"events": "events", "round": "events", "outbox": "waiting"}
+_EVENT_LISTS = {"events": "events", "round": "events", "outbox": "sinks"}
 
 
 def is_surveillance(event_type: Any) -> bool:
@@ -45,8 +45,17 @@ def without_surveillance(command: Any, result: dict[str, Any]) -> dict[str, Any]
     key = _EVENT_LISTS.get(command) if isinstance(command, str) else None
     if key is None or key not in result:
         return result
+    if key == "sinks":  # the outbox: each sink's first waiting events
+        return {**result, "sinks": [_sink_without_surveillance(sink) for sink in result["sinks"]]}
     kept = [entry for entry in result[key] if not is_surveillance(entry.get("type"))]
     return {**result, key: kept}
+
+
+def _sink_without_surveillance(sink: dict[str, Any]) -> dict[str, Any]:
+    if "waiting" not in sink:
+        return sink
+    kept = [entry for entry in sink["waiting"] if not is_surveillance(entry.get("type"))]
+    return {**sink, "waiting": kept}
 
 
 class SurveillanceDesk:
