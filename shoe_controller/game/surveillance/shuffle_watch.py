@@ -300,8 +300,9 @@ class ShuffleWatch:
             return
         step = self._stretch_step
         stretch = Stretch(length, (self._stretch_start + 1, end), None if step == 0 else step > 0)
-        if length >= 4:
-            self._stretches.append(stretch)
+        # Every stretch is kept (a shoe has a few hundred at most): the report lists those at or
+        # past the threshold, which a small shoe's null can put below any fixed length.
+        self._stretches.append(stretch)
         if self._longest_stretch is None or _stretch_key(stretch) < _stretch_key(
             self._longest_stretch
         ):
