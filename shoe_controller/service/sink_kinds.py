@@ -39,23 +39,29 @@ def push_config(section: ServerSection, config: Config) -> PushConfig:
     )
 
 
+def _broker_keywords(
+    section: AmqpSinkSection | StreamSinkSection, config: Config
+) -> dict[str, Any]:
+    """What a broker sink's configuration takes alike for an exchange and a stream."""
+    return {
+        "url": section.url,
+        "urls": section.urls,
+        "table_id": config.table.id,
+        "controller_id": config.controller_id,
+        "key_file": Path(section.key_file),
+        "password_file": _path(section.password_file),
+        "ca_file": _path(section.ca_file),
+        "client_cert": _path(section.client_cert),
+        "client_key": _path(section.client_key),
+        "timeout_s": section.timeout,
+        "window": section.window,
+    }
+
+
 def amqp_config(section: AmqpSinkSection, config: Config) -> Any:
     from shoe_controller.delivery.amqp import AmqpConfig  # noqa: PLC0415 - only when configured
 
-    return AmqpConfig(
-        url=section.url,
-        urls=section.urls,
-        table_id=config.table.id,
-        controller_id=config.controller_id,
-        key_file=Path(section.key_file),
-        exchange=section.exchange,
-        password_file=_path(section.password_file),
-        ca_file=_path(section.ca_file),
-        client_cert=_path(section.client_cert),
-        client_key=_path(section.client_key),
-        timeout_s=section.timeout,
-        window=section.window,
-    )
+    return AmqpConfig(exchange=section.exchange, **_broker_keywords(section, config))
 
 
 def stream_config(section: StreamSinkSection, config: Config) -> Any:
@@ -63,20 +69,7 @@ def stream_config(section: StreamSinkSection, config: Config) -> Any:
         from shoe_controller.delivery.amqp_stream import StreamConfig  # noqa: PLC0415
     except ImportError as error:  # rstream: a dependency of this kind only
         raise ValueError(f"kind amqp-stream needs the rstream package: {error}") from None
-    return StreamConfig(
-        url=section.url,
-        urls=section.urls,
-        table_id=config.table.id,
-        controller_id=config.controller_id,
-        key_file=Path(section.key_file),
-        stream=section.stream,
-        password_file=_path(section.password_file),
-        ca_file=_path(section.ca_file),
-        client_cert=_path(section.client_cert),
-        client_key=_path(section.client_key),
-        timeout_s=section.timeout,
-        window=section.window,
-    )
+    return StreamConfig(stream=section.stream, **_broker_keywords(section, config))
 
 
 def _push_sink(section: Any, config: Config, backlog: SinkBacklog, **options: Any) -> Sink:

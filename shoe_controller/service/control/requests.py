@@ -3,10 +3,13 @@ answer (`ControlError`) for a request that says something else (docs/control.md)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from shoe_controller.store.errors import JournalOutcomeUnknown
+from shoe_controller.store.journal import JournalError, RecordInvalid, StoredEvent
 from shoe_controller.vocab.events import EventType
+from shoe_controller.vocab.inputs import Input
 
 PROTOCOL_VERSION = 1
 EVENTS_LIMIT_MAX = 1000
@@ -66,3 +69,19 @@ def type_matches(event_type: str, types: tuple[str, ...]) -> bool:
         return True
     family = event_type.split(".", maxsplit=1)[0]
     return event_type in types or family in types
+
+
+def journaled(
+    submit: Callable[[Input], list[StoredEvent]], item: Input, what: str, *, plural: bool = False
+) -> list[StoredEvent]:
+    """`submit(item)`, a journal that could not store it answered as a ControlError naming
+    `what` was sent ("the report", "the findings")."""
+    try:
+        return submit(item)
+    except JournalOutcomeUnknown as error:
+        raise ControlError(
+            "outcome_unknown", f"the disk failed while storing {what}: {error}"
+        ) from None
+    except (JournalError, RecordInvalid) as error:
+        verb = "were" if plural else "was"
+        raise ControlError("not_stored", f"{what} {verb} not stored: {error}") from None

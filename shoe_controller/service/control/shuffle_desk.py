@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from shoe_controller.service.control.requests import ControlError, optional_int
+from shoe_controller.service.control.requests import ControlError, journaled, optional_int
 from shoe_controller.service.peers import Peer, os_user_note
 from shoe_controller.store.controller import Controller
-from shoe_controller.store.errors import JournalOutcomeUnknown
-from shoe_controller.store.journal import JournalError, RecordInvalid, StoredEvent
+from shoe_controller.store.journal import StoredEvent
 from shoe_controller.table.shuffle_record import (
     ShuffleRecord,
     findings_problem,
@@ -77,14 +76,7 @@ class ShuffleDesk:
         stale = freshness_problem(book.number, book.open, book.shuffle, item)
         if stale is not None:
             raise ControlError("stale", stale)
-        try:
-            stored = self._submit(item)
-        except JournalOutcomeUnknown as error:
-            raise ControlError(
-                "outcome_unknown", f"the disk failed while storing the findings: {error}"
-            ) from None
-        except (JournalError, RecordInvalid) as error:
-            raise ControlError("not_stored", f"the findings were not stored: {error}") from None
+        stored = journaled(self._submit, item, "the findings", plural=True)
         book = self._controller.table.book
         if book.number == item.shoe:
             self._keep(item.shoe, book.shuffle)

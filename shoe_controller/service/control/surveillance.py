@@ -18,13 +18,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from shoe_controller.service.config import Config
-from shoe_controller.service.control.requests import ControlError, optional_int
+from shoe_controller.service.control.requests import ControlError, journaled, optional_int
 from shoe_controller.service.control.shuffle_desk import COMMANDS as SHUFFLE_COMMANDS
 from shoe_controller.service.control.shuffle_desk import ShuffleDesk
 from shoe_controller.service.peers import Peer, group_refusal, os_user_note
 from shoe_controller.store.controller import Controller
-from shoe_controller.store.errors import JournalOutcomeUnknown
-from shoe_controller.store.journal import JournalError, RecordInvalid, StoredEvent
+from shoe_controller.store.journal import StoredEvent
 from shoe_controller.table.edge_watch import EdgeWatch, history, report_problem, summary
 from shoe_controller.vocab.events import SURVEILLANCE_FAMILY
 from shoe_controller.vocab.inputs import Input, SurveillanceReport
@@ -145,14 +144,7 @@ class SurveillanceDesk:
         if problem is not None:
             raise ControlError("bad_request", f"report: {problem}")
         self._check_fresh(report)
-        try:
-            stored = self._submit(report)
-        except JournalOutcomeUnknown as error:
-            raise ControlError(
-                "outcome_unknown", f"the disk failed while storing the report: {error}"
-            ) from None
-        except (JournalError, RecordInvalid) as error:
-            raise ControlError("not_stored", f"the report was not stored: {error}") from None
+        stored = journaled(self._submit, report, "the report")
         book = self._controller.table.book
         if book.number == report.shoe:
             self._keep(report.shoe, book.surveillance)
