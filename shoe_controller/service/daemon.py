@@ -158,12 +158,27 @@ class Daemon:
                 status = f"journal fault: {error}"
                 if not (self._told_ready and self._notifier.status(status)):
                     self._told_ready = self._notifier.ready(status) or self._told_ready
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), JOURNAL_RETRY_S)
+                await self._pause_pinging(JOURNAL_RETRY_S)
                 continue
             self._journal_fault = None
             return result
         return None
+
+    async def _pause_pinging(self, seconds: float) -> None:
+        """Wait `seconds` or until stopped, pinging systemd's watchdog meanwhile.
+
+        Upkeep, which pings while dealing, starts only with a journal; without these pings
+        WatchdogSec would kill a daemon that is only waiting for its disk, and the technician
+        would read "watchdog timeout" instead of the journal's fault.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        step = self._notifier.watchdog_interval
+        while not self._stop.is_set() and (left := deadline - loop.time()) > 0:
+            if step is not None:
+                self._notifier.watchdog()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), left if step is None else min(step, left))
 
     async def _run_with(self, journal: Journal) -> None:
         on_commit_time = self.metrics.observe_commit if self.metrics else None

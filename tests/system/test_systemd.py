@@ -220,6 +220,9 @@ def test_journal_fault_still_reports_ready_and_stops_on_sigterm(short_dir: Path)
         ready = notify.wait_for("READY", "1")
         assert ready.pid == daemon.pid
         assert ready.fields["STATUS"].startswith("journal fault")
+        # Still pinging while it waits to retry (10 s): WatchdogSec=10 would kill it else.
+        pings = [notify.wait_for("WATCHDOG", "1") for _ in range(3)]
+        assert {ping.pid for ping in pings} == {daemon.pid}
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(WAIT_S) == 0
     finally:
