@@ -22,7 +22,10 @@ and where a card's time goes inside the daemon, from its own timestamps
 (shoe_card_stage_seconds and shoe_journal_commit_seconds on `[metrics]`, in one more run alone),
 and in-process, stage by stage (bench_ack_stages.py).
 
-Run: python bench/bench_ack.py [--quick] [--viewers]
+With --betting, only the daemon alone with `[table] betting = "button"` off and on (issue 29):
+the bench's dealer presses NO_MORE_BETS, untimed, whenever the lights say bets open.
+
+Run: python bench/bench_ack.py [--quick] [--viewers | --betting]
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from bench_scoreboard import Clients, free_port
 from bench_viewers import QUERIES, Viewers, heaviest, prefill, reads_beside
 
 from shoe_controller.kit.rig import RigOptions, TableRig
+from shoe_controller.vocab.events import EventType
 
 REPO = Path(__file__).resolve().parents[1]
 SLOW_SERVER_S = 0.2
@@ -153,19 +157,22 @@ def run_daemon(
     viewers: int = 0,
     stages_by_pace: dict[str, dict[str, float]] | None = None,
     worst: dict[str, float] | None = None,
+    betting: bool = False,
 ) -> dict[str, tuple[float, float]]:
     """`pages` clients of the live scoreboard (`[scoreboard] listen`, bench_scoreboard's
     event-stream readers), `follow` followers and `hammer` askers on the control socket,
     `viewers` connections asking the heaviest query of the journal in a loop.
     With `stages_by_pace`, the daemon serves `[metrics]` and what its own histograms say
     of each pace's cards is put there (mean seconds by stage); `worst` gets each pace's
-    slowest ACK."""
+    slowest ACK. With `betting`, the table closes bets by the dealer's button (`[table]
+    betting = "button"`) and the bench's dealer presses it when the lights say bets open."""
     work = directory / name
     work.mkdir()
     clients = {"max_connections": 250, "max_connections_per_user": 250}
     metrics_port = free_port()
     metrics = {"listen": f"127.0.0.1:{metrics_port}"} if stages_by_pace is not None else {}
-    options = RigOptions(receiver_control=True, control=clients, metrics=metrics)
+    table = {"betting": "button"} if betting else {}
+    options = RigOptions(receiver_control=True, control=clients, metrics=metrics, table=table)
     rig = TableRig(work, options)
     rig.key_file.write_text("bench secret\n")
     rig.key_file.chmod(0o600)
@@ -184,6 +191,7 @@ def run_daemon(
         shoe.hello()
         timed_start(rig, notify, shoe)
         shoe.load()
+        loaded_at = max((event.seq for event in rig.records.journal_events()), default=0)
         if pages:
             page_clients = Clients("127.0.0.1", port, pages)
         if hammer or follow:
@@ -205,12 +213,20 @@ def run_daemon(
         results = {}
         for pace, rate, count in (("2/s", 2.0, paced), ("100/s", 100.0, fast)):
             before = stage_sums(metrics_port) if stages_by_pace is not None else None
-            samples = deal_phase(shoe, rate, count)[0]
+            samples = deal_phase(shoe, rate, count, betting=betting)[0]
             results[pace] = describe(f"{name} at {pace[:-2]} cards/s", samples)
             if worst is not None:
                 worst[pace] = max(samples)
             if stages_by_pace is not None and before is not None:
                 stages_by_pace[pace] = stage_means(before, stage_sums(metrics_port))
+        held = sorted({
+            event.data["code"]
+            for event in rig.records.journal_events()
+            if event.seq > loaded_at and event.type == EventType.PROCEDURE_ALERT
+            and event.data.get("needs_supervisor")
+        })  # fmt: skip
+        if held:  # a held table queues its cards: their ACKs would measure something else
+            print(f"  NOT VALID: the table was held ({', '.join(held)})")
         if viewing is not None:
             answered, seconds = viewing.stop()
             viewing = None
@@ -310,11 +326,28 @@ def print_worst(worst: dict[str, float]) -> None:
               f" (aim <= {MAX_ACK_S * 1e3:.0f} ms: {verdict})")  # fmt: skip
 
 
+def betting_only(directory: Path, paced: int, fast: int) -> int:
+    """Issue 29: the daemon alone with betting off and on, in the order off, on, on, off."""
+    runs = {}
+    for name, betting in (("off 1", False), ("on 1", True), ("on 2", True), ("off 2", False)):
+        label = f"betting {name}"
+        runs[name] = run_daemon(
+            directory, label, paced, fast, slow=False, hammer=0, follow=0, betting=betting
+        )
+    print("\nratios (aim: the ACK does not move, about 1x)")
+    ratios("betting on 1 / off 1", runs["on 1"], runs["off 1"])
+    ratios("betting on 2 / off 2", runs["on 2"], runs["off 2"])
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     parser.add_argument(
         "--viewers", action="store_true", help="only the daemon alone and with the viewers"
+    )
+    parser.add_argument(
+        "--betting", action="store_true", help="only the daemon alone, betting off and on"
     )
     args = parser.parse_args(argv)
     paced, fast = (10, 200) if args.quick else (30, 380)
@@ -323,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         print("card -> ACK, real processes, same pty frames (ms)\n")
         if args.viewers:
             return viewers_only(directory, paced, fast)
+        if args.betting:
+            return betting_only(directory, paced, fast)
         base = run_baseline(directory, paced, fast)
         session = run_baseline(directory, paced, fast, "card + session")
         alone = run_daemon(directory, "alone", paced, fast, slow=False, hammer=0, follow=0)

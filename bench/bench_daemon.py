@@ -42,11 +42,15 @@ from latency import http_round_trips, percentile
 
 from drivers.wire.link import DeviceLink, LinkConfig
 from drivers.wire.messages import (
+    Button,
+    ButtonId,
     Card,
     CardFlags,
     DeviceKind,
     Heartbeat,
     Hello,
+    Indicate,
+    IndicatePattern,
     Message,
     Shoe,
     ShoeState,
@@ -75,6 +79,9 @@ def ratio(name: str, ours: tuple[float, float], base: tuple[float, float]) -> No
 # ---------------------------------------------------------------------- the bench shoe
 
 
+INDICATE_WAIT_S = 0.02  # how long the bench's dealer looks for the lights a card brought
+
+
 class BenchShoe:
     """A minimal reference-protocol shoe on a pty that times each CARD until its ACK."""
 
@@ -93,6 +100,9 @@ class BenchShoe:
         self.born = time.monotonic()
         self.last_send = 0.0
         self.acked_at: float | None = None  # perf_counter of the read that brought the ACK
+        self.lights: IndicatePattern | None = None  # the last INDICATE's pattern
+        self.indications = 0  # INDICATE frames received
+        self._indications_at_deal = 0
 
     def close(self) -> None:
         for fd in (self.master, self._slave):
@@ -116,8 +126,20 @@ class BenchShoe:
     def deal(self) -> tuple[int, float, float]:
         rank, suit = self.cards[self.counter]
         self.counter += 1
+        self._indications_at_deal = self.indications
         written, wall = self.send(Card(self.counter, CardFlags.NONE, rank, suit))
         return self.counter, written, wall
+
+    def close_bets_when_open(self) -> None:
+        """The dealer's eye on the lights (issue 29, `[table] betting = "button"`): the
+        lights the last card brought (they come after its ACK; at most INDICATE_WAIT_S, a
+        card need not change them), and if they say "bets open", NO_MORE_BETS and "deal"."""
+        deadline = time.monotonic() + INDICATE_WAIT_S
+        while self.indications == self._indications_at_deal and time.monotonic() < deadline:
+            self.step(deadline)
+        if self.lights == IndicatePattern.BETS_OPEN:
+            self.send(Button(ButtonId.NO_MORE_BETS))
+            self.pump_until(lambda: self.lights != IndicatePattern.BETS_OPEN)
 
     def load(self) -> None:
         # A shoe counts its cards from 1 again after SHOE loaded (PROTOCOL.md): without this
@@ -181,6 +203,9 @@ class BenchShoe:
         for delivery in deliveries:
             if isinstance(delivery.message, StatusRequest):
                 self.link.send(Shoe(self.state))
+            elif isinstance(delivery.message, Indicate):
+                self.lights = delivery.message.pattern
+                self.indications += 1
         self._flush()
 
 
@@ -324,12 +349,18 @@ def _started(rig: TableRig, after_seq: int) -> bool:
     )
 
 
-def deal_phase(shoe: BenchShoe, rate: float, count: int) -> tuple[list[float], dict[int, float]]:
-    """Deal `count` cards at `rate` a second; ACK latencies and each counter's wall time."""
+def deal_phase(
+    shoe: BenchShoe, rate: float, count: int, *, betting: bool = False
+) -> tuple[list[float], dict[int, float]]:
+    """Deal `count` cards at `rate` a second; ACK latencies and each counter's wall time.
+    With `betting`, the dealer closes each round's bets by button before its first card
+    (untimed, and before waiting for the card's turn, so the pace is kept)."""
     latencies, walls = [], {}
     interval = 1.0 / rate
     next_at = time.monotonic()
     for _ in range(count):
+        if betting:
+            shoe.close_bets_when_open()
         if next_at > time.monotonic():
             shoe.pump_for(next_at - time.monotonic())
         next_at += interval

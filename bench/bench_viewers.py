@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from drivers.translate.scanner import ScannerTranslator
-from drivers.wire.messages import Card, CardFlags, CutCard, Shoe, ShoeState
+from drivers.wire.messages import (
+    Button,
+    ButtonId,
+    Card,
+    CardFlags,
+    CutCard,
+    IndicatePattern,
+    Shoe,
+    ShoeState,
+)
 from shoe_controller.service.config import load
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
@@ -69,6 +78,9 @@ def deal_shoes(controller: Controller, shoes: int, seed: int = 11) -> None:
             if counter == CUT_AT:
                 messages.append(CutCard(counter))
         for message in messages:
+            if controller.table.indicator[0] == IndicatePattern.BETS_OPEN:  # betting tables
+                button = translator.translate(Button(ButtonId.NO_MORE_BETS), time.time())
+                controller.submit_many(button, None)
             stored = controller.submit_many(translator.translate(message, time.time()), None)
             if any(event.type == "shoe.ended" for event in stored):
                 break
