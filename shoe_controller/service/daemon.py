@@ -10,7 +10,6 @@ the journal.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import signal
 import time
@@ -34,7 +33,7 @@ from shoe_controller.service.inbound import serve_api
 from shoe_controller.service.looplag import LoopLag
 from shoe_controller.service.outcome import OutcomeUnknownExit
 from shoe_controller.service.sdnotify import Notifier
-from shoe_controller.service.upkeep import Upkeep
+from shoe_controller.service.upkeep import Upkeep, wait_pinging
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import Journal, JournalError, StoredEvent
@@ -158,27 +157,11 @@ class Daemon:
                 status = f"journal fault: {error}"
                 if not (self._told_ready and self._notifier.status(status)):
                     self._told_ready = self._notifier.ready(status) or self._told_ready
-                await self._pause_pinging(JOURNAL_RETRY_S)
+                await wait_pinging(self._notifier, self._stop, JOURNAL_RETRY_S)
                 continue
             self._journal_fault = None
             return result
         return None
-
-    async def _pause_pinging(self, seconds: float) -> None:
-        """Wait `seconds` or until stopped, pinging systemd's watchdog meanwhile.
-
-        Upkeep, which pings while dealing, starts only with a journal; without these pings
-        WatchdogSec would kill a daemon that is only waiting for its disk, and the technician
-        would read "watchdog timeout" instead of the journal's fault.
-        """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        step = self._notifier.watchdog_interval
-        while not self._stop.is_set() and (left := deadline - loop.time()) > 0:
-            if step is not None:
-                self._notifier.watchdog()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), left if step is None else min(step, left))
 
     async def _run_with(self, journal: Journal) -> None:
         on_commit_time = self.metrics.observe_commit if self.metrics else None
