@@ -141,7 +141,10 @@ class BenchShoe:
             self.send(Button(ButtonId.NO_MORE_BETS))
             self.pump_until(lambda: self.lights != IndicatePattern.BETS_OPEN)
 
-    def load(self) -> None:
+    def load(self, cards: list[tuple[int, int]] | None = None) -> None:
+        """SHOE loaded; `cards` (rank, suit) the new shoe's order (else the same again)."""
+        if cards is not None:
+            self.cards = list(cards)
         # A shoe counts its cards from 1 again after SHOE loaded (PROTOCOL.md): without this
         # the table saw a counter gap, held for a missed card and queued every card after.
         self.counter = 0

@@ -6,11 +6,18 @@ Issue 15: the heavy work must never delay a card's ACK. Measured in one run:
      beside the bare odds engine (`odds.analyse`) on the same compositions;
   2. card -> ACK with real processes (`shoe-controller run`, a reference-protocol shoe on a
      pty, the table server) with the monitor off, then on (`shoe-controller surveillance`
-     beside the daemon, reporting after every round), at 2 and 100 cards/s, p50/p99, as a
-     ratio on/off; and the first card of each round, dealt just as the round before was
-     reported, on its own;
+     beside the daemon at nice 10 as its unit runs it, reporting after every round), at 2
+     and 100 cards/s, p50/p99, as a ratio on/off; and the first card of each round, dealt
+     just as the round before was reported, on its own;
   3. how far behind the reports are: from a round's result (its time in the journal) to its
      report's journaling, p50/p99.
+Issue 28 adds the shuffle watch: in 1, its per-round work as the companion does it
+(`ShuffleAnalyst`: a round's events in, the `shuffle_report` request out: the reference
+indexed on the shoe's first findings, the round's cards fed, every test, its p-value, the
+report) on the second of two full 8-deck shoes, which repeats 20 cards of the first; in 2,
+every run deals a whole first shoe (untimed) before the timed one, which repeats 20 cards of
+it, so with the monitor on the watch works after every round of the cards measured (its
+findings, and the slug alert, are counted to show it did).
 
 Run: nice -n 15 python bench/bench_surveillance.py [--quick]
 """
@@ -18,6 +25,7 @@ Run: nice -n 15 python bench/bench_surveillance.py [--quick]
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import subprocess
@@ -29,17 +37,21 @@ from pathlib import Path
 from typing import Any
 
 from bench_daemon import BenchShoe, Notify, deal_phase, describe, timed_start
-from shoe_testkit.perfect_dealer import deal_shoe
+from shoe_testkit.perfect_dealer import START_TIME, deal_shoe
 
+from drivers.wire.messages import CutCard, Shoe, ShoeState
 from shoe_controller.companion.companion import Analyst
+from shoe_controller.companion.shuffle_feed import ShuffleAnalyst
 from shoe_controller.game.odds import analyse
 from shoe_controller.game.payouts import DEFAULT_PAY_TABLE
 from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
 from shoe_controller.vocab.cards import Card, Suit
+from shoe_controller.vocab.events import EventType
 
 REPO = Path(__file__).resolve().parents[1]
+COMPANION_NICE = 10  # as systemd/shoe-surveillance.service runs it (Nice=10)
 
 
 def analysis_times(shoes: int) -> None:
@@ -76,6 +88,75 @@ def analysis_times(shoes: int) -> None:
     print(f"    share of a round at 2 cards/s (~2.7 s a round)   p99 {mine[1] / 2.7 * 100:.3f} %")
 
 
+SLUG = (150, 20, 20)  # 20 cards of the first shoe from its 151st, at the second's 21st
+
+
+def _slugged(previous: list[Any], rng: random.Random) -> list[Any]:
+    """The 8 decks of `previous` in a random order but for SLUG's run of it, in order."""
+    start, length, at = SLUG
+    slug = previous[start : start + length]
+    rest = list(previous)
+    for card in slug:
+        rest.remove(card)
+    rng.shuffle(rest)
+    return rest[:at] + slug + rest[at:]
+
+
+def shuffle_times(shoes: int) -> None:
+    """The shuffle watch's work per round as the companion does it (issue 28)."""
+    config = TableConfig()
+    rounds: list[float] = []
+    slugs = 0
+    for index in range(shoes):
+        rng = random.Random(index)
+        first = [Card(rank, suit) for _ in range(8) for rank in range(1, 14) for suit in Suit]
+        rng.shuffle(first)
+        table, analyst, seq = Table(config), ShuffleAnalyst(8), 0
+        for number, cards in ((1, first), (2, _slugged(first, rng))):
+            start = START_TIME + 100_000.0 * number
+            work = 0.0
+            for item in deal_shoe(cards, config, cut_after=402, start=start).inputs:
+                for event in table.apply(item):
+                    seq += 1
+                    began = time.perf_counter()
+                    analyst.feed({**event.to_json(), "seq": seq})
+                    work += time.perf_counter() - began
+                if analyst.due is None:
+                    continue
+                began = time.perf_counter()
+                request = analyst.request()
+                work += time.perf_counter() - began
+                if request is not None:
+                    analyst.accepted(request)
+                    slugs += sum(notice["kind"] == "slug" for notice in request["notices"])
+                    if number == 2:
+                        rounds.append(work)
+                work = 0.0
+    print(f"\nshuffle watch per round, {shoes} second shoes, {len(rounds)} findings, {slugs} slugs")
+    _, work99 = describe("a round's events in -> its shuffle_report request out", rounds)
+    print(f"    share of a round at 2 cards/s (~2.7 s a round)   p99 {work99 / 2.7 * 100:.3f} %")
+
+
+def deal_first_shoe(shoe: BenchShoe, rig: TableRig) -> list[Any]:
+    """Deal the bench shoe's cards at 100/s, the cut card after 402, until the shoe ended
+    (untimed); then take the shoe out. The cards dealt, in order."""
+    ended = rig.records.shoes_ended
+    while rig.records.shoes_ended == ended:
+        shoe.deal()
+        shoe.pump_until(lambda: shoe.acked_at is not None)
+        if shoe.counter == 402:
+            shoe.send(CutCard(shoe.counter))
+        if shoe.counter >= 402:
+            shoe.pump_for(0.01)
+            rig.records.poll_journal()
+        else:
+            shoe.pump_for(0.005)
+    dealt = shoe.cards[: shoe.counter]
+    shoe.state = ShoeState.REMOVED
+    shoe.send(Shoe(ShoeState.REMOVED))
+    return dealt
+
+
 def _at(text: str) -> float:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
 
@@ -102,12 +183,17 @@ def run_table(
                 [sys.executable, "-m", "shoe_controller.cli.main", "surveillance", "--config",
                  str(rig.config_path)],
                 cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                preexec_fn=lambda: os.nice(COMPANION_NICE),  # noqa: PLW1509 - no threads yet
             )  # fmt: skip
             shoe.pump_for(1.5)  # it connected and follows
         # The card timed_start deals came before LOADED (refused: no shoe); the shoe's count
         # starts again at 1 once loaded (PROTOCOL.md), else the table holds for missed cards.
         shoe.counter = 0
         shoe.load()
+        first = deal_first_shoe(shoe, rig)
+        shoe.pump_for(1.0)  # the companion's findings of the shoe's end
+        loaded_at = rig.records.last_seq()
+        shoe.load(_slugged(first, random.Random(28)))
         slow, slow_walls = deal_phase(shoe, 2.0, paced)
         quick, quick_walls = deal_phase(shoe, 100.0, fast)
         shoe.pump_for(1.0)  # the last reports
@@ -117,8 +203,14 @@ def run_table(
         journal = rig.records.journal()
         assert journal is not None
         steps = journal.reads.replay_steps(1)
-        firsts, event_at, lags, reports = [], {}, [], 0
+        firsts, event_at, lags, reports, findings, slugs = [], {}, [], 0, 0, 0
         for step in steps:
+            if step.events and step.events[0].seq <= loaded_at:
+                for event in step.events:
+                    event_at[event.seq] = event.at
+                continue  # the first shoe: untimed
+            slugs += sum(event.type == EventType.SURVEILLANCE_SLUG for event in step.events)
+            findings += step.input["type"] == "shuffle_findings"
             for event in step.events:
                 event_at[event.seq] = event.at
             if step.input["type"] == "card" and any(
@@ -134,7 +226,8 @@ def run_table(
                 if lag > 0.05:
                     print(f"    slow report: round {step.input['round']}, {lag * 1e3:.0f} ms")
         worst = sorted(lags)[-3:]
-        print(f"  run {name}: {len(firsts)} rounds, {reports} reports, slowest report lags"
+        print(f"  run {name}: {len(firsts)} rounds, {reports} reports, {findings} shuffle"
+              f" findings, {slugs} slug alerts, slowest report lags"
               f" {', '.join(f'{lag * 1e3:.0f}' for lag in worst) or '-'} ms")  # fmt: skip
         return {"2/s": slow, "100/s": quick, "first": firsts, "lags": lags, "reports": reports}
     finally:
@@ -155,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     shoes, paced, fast = (5, 12, 200) if args.quick else (40, 40, 360)
     analysis_times(shoes)
+    shuffle_times(max(shoes // 2, 3))
     directory = Path(tempfile.mkdtemp(prefix="bench-sv-"))
     try:
         print("\ncard -> ACK, real processes, same pty shoe, runs off, on, on, off (ms)")

@@ -32,10 +32,12 @@ from shoe_controller.companion.shuffle_feed import ShuffleAnalyst
 from shoe_controller.game.odds import CARD_KINDS, Composition, OddsError
 from shoe_controller.game.payouts import pay_table
 from shoe_controller.game.surveillance.edge import bet_edges, cards_left_by_rank
+from shoe_controller.game.surveillance.shuffle_watch import SLUG
 from shoe_controller.game.surveillance.sightings import ShoeSightings
+from shoe_controller.game.surveillance.slug_edge import next_round_worth
 from shoe_controller.service.config import Config
 from shoe_controller.table.config import SHUFFLER_DEALER
-from shoe_controller.vocab.cards import Card
+from shoe_controller.vocab.cards import Card, parse_card
 from shoe_controller.vocab.events import EventType
 
 log = structlog.get_logger("surveillance")
@@ -120,6 +122,23 @@ class Analyst:
             "bets": {name: edge.to_json() for name, edge in edges.items()},
         }
         return request
+
+
+def add_slug_worth(request: dict[str, Any], analyst: Analyst) -> None:
+    """Each slug's notice of a `shuffle_report` request gets the next round's worth of every
+    bet, plain on the cards `analyst` saw and if the slug goes on (issue 28, slug_edge.py)."""
+    sightings = analyst.shoes.get(request["shoe"])
+    basis = sightings.basis if sightings is not None else None
+    composition = analyst.composition(basis.seen) if basis is not None else None
+    big_small_open = basis is None or basis.big_small_open(analyst.big_small_last_round)
+    for notice in request["notices"]:
+        if notice["kind"] == SLUG:
+            following = [
+                None if text is None else parse_card(text) for text in notice["slug"]["next"]
+            ]
+            notice["next_round"] = next_round_worth(
+                composition, following, analyst.table, big_small_open=big_small_open
+            )
 
 
 def analyst_for(config: Config) -> Analyst:
@@ -285,6 +304,7 @@ class Companion:
         request = self.shuffle.request()
         if request is None:
             return
+        add_slug_worth(request, self.analyst)
         try:
             result = self._ask(request)
         except ReportRefused as error:

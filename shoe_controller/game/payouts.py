@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
+from fractions import Fraction
 from types import MappingProxyType
 
 from shoe_controller.game.rules import Outcome, Side
@@ -133,6 +134,21 @@ def _odds(bet: Bet, outcome: Outcome, table: Mapping[str, Decimal]) -> Decimal |
         case Bet.PLAYER_DRAGON | Bet.BANKER_DRAGON:
             return _dragon(Side.PLAYER if bet is Bet.PLAYER_DRAGON else Side.BANKER, outcome, table)
     raise PayoutError(f"unknown bet {bet!r}")
+
+
+def returns_per_unit(
+    outcome: Outcome, table: Mapping[str, Decimal] = DEFAULT_PAY_TABLE
+) -> dict[str, Fraction]:
+    """What a unit stake on each bet of `table` nets on this round, exactly (R14): the odds
+    for a win, -1 for a loss, 0 for a push; unrounded, unlike `settle`'s whole units."""
+    returns: dict[str, Fraction] = {}
+    for bet in Bet:
+        odds = _odds(bet, outcome, table)
+        if isinstance(odds, Result):  # _odds gives a Result only for a loss or a push
+            returns[bet.value] = Fraction(-1 if odds is Result.LOSE else 0)
+        else:
+            returns[bet.value] = Fraction(odds)
+    return returns
 
 
 def _dragon(side: Side, outcome: Outcome, table: Mapping[str, Decimal]) -> Decimal | Result:

@@ -6,7 +6,9 @@ shoe's (game/surveillance/shuffle_watch.py, numpy: not in the daemon) and the co
 journals what it finds as a `shuffle_findings` input. Here, from the inputs alone (a replay
 gives the same events):
 - `surveillance.slug` for a slug not raised before in this shoe: where it is in both shoes
-  and the cards that follow it in the previous shoe (what a team betting it expects next);
+  and the cards that follow it in the previous shoe (what a team betting it expects next),
+  and, when the companion says, the next round's worth of every bet plain and if the slug
+  goes on (`next_round`, game/surveillance/slug_edge.py);
 - `surveillance.slug_ended` for a raised slug that a card broke;
 - `surveillance.shuffle_report` with the shoe's report, once, at its end (`final`).
 A companion that catches up (after a restart of either process) sends the shoe's notices
@@ -23,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from shoe_controller.game.payouts import Bet
 from shoe_controller.vocab.cards import CardError, parse_card
 from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import ShuffleFindings
@@ -35,6 +38,9 @@ VERDICTS = ("fair", "suspect", "unshuffled")
 TEST_FIELDS = ("value", "p_value", "threshold")
 MAX_NOTICES = 1000
 MAX_NEXT_CARDS = 64
+NOTICE_FIELDS = frozenset({"kind", "card", "slug"})
+SLUG_FIELDS = NOTICE_FIELDS | {"next_round"}  # a slug's notice may say what it is worth
+BET_NAMES = frozenset(bet.value for bet in Bet)
 
 
 @dataclass(slots=True)
@@ -64,6 +70,8 @@ class ShuffleRecord:
             slug = _plain(notice["slug"])
             key = slug_key(slug)
             data = {"round": item.round, "against": item.against, "card": notice["card"], **slug}
+            if "next_round" in notice:
+                data["next_round"] = _plain(notice["next_round"])
             if notice["kind"] == "slug":
                 if key in self.slugs:
                     continue  # raised already (findings sent again after a restart)
@@ -164,10 +172,16 @@ def _report_problem(report: Any, shoe: int, against: int) -> str | None:
 
 
 def _notice_problem(notice: Any) -> str | None:
-    if not isinstance(notice, Mapping) or set(notice) != {"kind", "card", "slug"}:
-        return "each notice needs exactly kind, card, slug"
+    if not isinstance(notice, Mapping) or not NOTICE_FIELDS <= set(notice) <= SLUG_FIELDS:
+        return "each notice needs exactly kind, card, slug (and a slug's notice next_round)"
     if notice["kind"] not in NOTICE_KINDS:
         return f"a notice's kind is one of {', '.join(NOTICE_KINDS)}"
+    if "next_round" in notice:
+        if notice["kind"] != "slug":
+            return "only a slug's notice has next_round"
+        problem = _next_round_problem(notice["next_round"])
+        if problem is not None:
+            return problem
     if not _is_count(notice["card"], 1):
         return "a notice's card must be a position >= 1"
     slug = notice["slug"]
@@ -183,6 +197,21 @@ def _notice_problem(notice: Any) -> str | None:
             parse_card(card)
         except (CardError, TypeError, AttributeError):
             return f"a slug's next names {card!r}: not a card"
+    return None
+
+
+def _next_round_problem(worth: Any) -> str | None:
+    """`{"edge": {bet: number} | null, "if_it_goes_on": {bet: number} | null}`."""
+    if not isinstance(worth, Mapping) or set(worth) != {"edge", "if_it_goes_on"}:
+        return "a slug's next_round needs exactly edge, if_it_goes_on"
+    for name in ("edge", "if_it_goes_on"):
+        bets = worth[name]
+        if bets is None:
+            continue
+        if not isinstance(bets, Mapping) or not set(bets) <= BET_NAMES:
+            return f"next_round.{name} must be null or an object of bets of the pay table"
+        if not all(_is_number(value) for value in bets.values()):
+            return f"next_round.{name}: each bet's worth must be a number"
     return None
 
 

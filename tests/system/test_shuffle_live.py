@@ -212,6 +212,14 @@ def test_the_slug_is_raised_within_one_round_with_its_places_and_next_cards(
     assert later
     assert later[0].seq > raised[0].seq
     assert slug["round"] == sixth.round
+    # What the next round pays if the slug goes on: it did go on, so the round paid that.
+    after = next(e for e in _of_shoe(events, 2, EventType.ROUND_RESULT) if e.round > sixth.round)
+    known = slug["next_round"]["if_it_goes_on"]
+    winner = after.data["winner"]
+    for side, pays in (("player", 1.0), ("banker", 0.95), ("tie", 8.0)):
+        expected = pays if winner == side else 0.0 if winner == "tie" and side != "tie" else -1.0
+        assert known[side] == expected, (side, after.data)
+    assert -0.02 < slug["next_round"]["edge"]["banker"] < 0  # plain: the house's
     # Ended once, by the card after the run (the 21st, unless chance made it longer).
     ended = _of_shoe(events, 2, EventType.SURVEILLANCE_SLUG_ENDED)
     assert len(ended) == 1

@@ -11,7 +11,9 @@ from dataclasses import replace
 import pytest
 from shoe_testkit.perfect_dealer import START_TIME, deal_shoe
 
+from shoe_controller.companion.companion import Analyst, add_slug_worth
 from shoe_controller.companion.shuffle_feed import ShuffleAnalyst
+from shoe_controller.game.payouts import DEFAULT_PAY_TABLE
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
 from shoe_controller.table.shuffle_record import findings_problem
@@ -35,6 +37,7 @@ class Played:
         self.config = config
         self.table = Table(config)
         self.analyst = ShuffleAnalyst(8)
+        self.edges = Analyst(8, DEFAULT_PAY_TABLE, config.big_small_last_round)
         self.inputs: list[object] = []
         self.outputs: list[list[object]] = []
         self.seq = 0
@@ -54,8 +57,10 @@ class Played:
             for event in events:
                 self.seq += 1
                 self.analyst.feed({**event.to_json(), "seq": self.seq})
+                self.edges.feed({**event.to_json(), "seq": self.seq})
             request = self.analyst.request() if self.analyst.due is not None else None
             if request is not None:
+                add_slug_worth(request, self.edges)  # as the companion sends them
                 self.analyst.accepted(request)
                 del request["cmd"]
                 notices, report = request.pop("notices"), request.pop("report")
@@ -113,6 +118,27 @@ def test_the_slug_names_its_places_and_the_previous_shoes_next_cards(played) -> 
     assert (report.data["shoe"], report.data["against"]) == (2, 1)
     assert report.round is None
     assert raised[0].round is None
+
+
+def test_the_slug_says_what_the_next_round_pays_if_it_goes_on(played) -> None:
+    """The slug goes on here (20 cards): the next round is dealt from the previous shoe's
+    next cards, so what the alert said each bet nets is what the round paid."""
+    table_run, _, _ = played
+    (raised,) = table_run.events(SLUG)
+    worth = raised.data["next_round"]
+    results = {event.round: event.data for event in table_run.events(EventType.ROUND_RESULT)}
+    following = results[raised.data["round"] + 1]  # the round after the one that raised it
+    winner = following["winner"]
+    known = worth["if_it_goes_on"]
+    assert known is not None
+    assert known["player"] == (1.0 if winner == "player" else 0.0 if winner == "tie" else -1.0)
+    assert known["banker"] == (0.95 if winner == "banker" else 0.0 if winner == "tie" else -1.0)
+    assert known["tie"] == (8.0 if winner == "tie" else -1.0)
+    assert known["player_pair"] == (11.0 if following["player_pair"] else -1.0)
+    assert known["banker_pair"] == (11.0 if following["banker_pair"] else -1.0)
+    # The plain edge is the one the edge monitor reports on the cards left: the house's.
+    assert -0.02 < worth["edge"]["banker"] < 0
+    assert set(worth["edge"]) <= set(known)
 
 
 def test_replaying_the_journal_form_gives_the_same_events(played) -> None:
@@ -182,3 +208,35 @@ def test_a_bad_slug_card_is_refused(played) -> None:
     notice["slug"] = {**notice["slug"], "next": ["ZZ"]}
     bad = replace(good, findings={**good.findings, "notices": [notice]})
     assert "not a card" in str(findings_problem(bad))
+
+
+@pytest.mark.parametrize(
+    ("next_round", "named"),
+    [
+        ({"edge": None}, "exactly edge, if_it_goes_on"),
+        ({"edge": None, "if_it_goes_on": {"martingale": 1.0}}, "bets of the pay table"),
+        ({"edge": {"banker": "lots"}, "if_it_goes_on": None}, "must be a number"),
+        ({"edge": {"banker": float("nan")}, "if_it_goes_on": None}, "must be a number"),
+        ({"edge": [], "if_it_goes_on": None}, "null or an object"),
+    ],
+)
+def test_a_bad_next_round_is_refused(played, next_round, named) -> None:
+    table_run, _, _ = played
+    good = next(
+        item
+        for item in table_run.inputs
+        if isinstance(item, ShuffleFindings) and item.findings["notices"]
+    )
+    notice = dict(good.findings["notices"][0])
+    assert notice["kind"] == "slug"
+    assert "next_round" in notice
+    bad = replace(
+        good, findings={**good.findings, "notices": [{**notice, "next_round": next_round}]}
+    )
+    assert named in str(findings_problem(bad))
+    # Only a slug's notice says what the next round is worth.
+    ended = {**notice, "kind": "slug_ended"}
+    late = replace(good, findings={**good.findings, "notices": [ended]})
+    assert "only a slug's notice" in str(findings_problem(late))
+    plain = {key: value for key, value in notice.items() if key != "next_round"}
+    assert findings_problem(replace(good, findings={**good.findings, "notices": [plain]})) is None

@@ -129,7 +129,25 @@ def shuffle_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
                 "crit",
             )
         )
+        worth = slug.get("next_round") or {}
+        if worth.get("if_it_goes_on"):
+            lines.append(paint(_if_it_goes_on(worth), "crit"))
     return lines
+
+
+def _if_it_goes_on(worth: Mapping[str, Any]) -> str:
+    """What the next round pays if the slug goes on, beside each winning bet's plain edge."""
+    known, plain = worth["if_it_goes_on"], worth.get("edge") or {}
+    wins = []
+    for bet, value in known.items():
+        if value > 0:
+            edge = f" (plain edge {plain[bet] * 100:+.2f} %)" if bet in plain else ""
+            wins.append(f"{bet} +{_number(value)}{edge}")
+    pushes = [bet for bet, value in known.items() if value == 0]
+    text = "  if it goes on, the next round pays " + (", ".join(wins) or "no bet")
+    if pushes:
+        text += f"; pushes {', '.join(pushes)}"
+    return text + "; every other bet loses"
 
 
 @click.command("shuffle", short_help="This shoe's order against the last shoe's (surveillance).")
