@@ -1,5 +1,6 @@
 """R14 pay table and settlement, in exact money."""
 
+import random
 from decimal import Decimal
 
 import pytest
@@ -10,10 +11,11 @@ from shoe_controller.game.payouts import (
     PayoutError,
     Result,
     pay_table,
+    returns_per_unit,
     settle,
 )
-from shoe_controller.game.rules import Outcome, outcome
-from shoe_controller.vocab.cards import parse_card
+from shoe_controller.game.rules import Outcome, next_position, outcome
+from shoe_controller.vocab.cards import Card, full_deck, parse_card
 
 
 def result_of(text: str) -> Outcome:
@@ -215,3 +217,25 @@ def test_r14_2_a_house_may_pay_nothing_on_an_entry() -> None:
     table = pay_table({"dragon_margin_4": 0})  # zero is allowed: the entry is switched off
     assert table["dragon_margin_4"] == 0
     assert settle(Bet.PLAYER_DRAGON, 10, result_of("KS KH KD KC 9S 5C"), 1, table).winnings == 0
+
+
+def test_each_result_is_what_the_cage_pays_a_unit() -> None:
+    """returns_per_unit against settle() on many rounds: a win's odds, -1, 0."""
+    rng = random.Random(28)
+    deck = list(full_deck()) * 8
+    stake = 10_000  # a stake the cage pays without rounding (odds to a hundredth)
+    for _ in range(300):
+        drawn: list[Card] = []
+        for card in rng.sample(deck, 6):
+            if next_position(drawn) is None:
+                break
+            drawn.append(card)
+        dealt = outcome(drawn)
+        for bet, value in returns_per_unit(dealt).items():
+            settled = settle(bet, stake, dealt, 1)
+            if settled.result is Result.LOSE:
+                assert value == -1
+            elif settled.result is Result.PUSH:
+                assert value == 0
+            else:
+                assert value * stake == settled.winnings, bet
