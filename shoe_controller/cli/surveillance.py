@@ -43,6 +43,13 @@ def surveillance_command(config_path: Path, socket_path: str | None) -> None:
     if reason is not None:
         click.echo(f"surveillance: nothing to watch: {reason}", err=True)
         return
+    scanner = config.scanner
+    if scanner is not None and scanner.kind == "rfid" and not config.procedures.card_tags:
+        click.echo(
+            "surveillance: the shuffle watch compares rank and suit only: the table publishes"
+            " no RFID tags ([table] card_tags = false; docs/shuffle.md)",
+            err=True,
+        )
     companion = Companion(config, socket_path=socket_path)
 
     def stop(signum: int, frame: FrameType | None) -> None:

@@ -55,12 +55,16 @@ class ShoeOrder:
         self.ended = False
         self.last_round = 0  # the last round whose cards were placed
         self._round: list[list[Any]] = []  # [position, card] in the order they came out
+        self.uids: list[str | None] = []  # each placed card's RFID tag, when the table said
+        self._tags: dict[int, tuple[Card | None, str]] = {}  # place in the shoe -> card, tag
         self._extras: Counter[Card] = Counter()  # placed where they came out, not at the burn
 
     def feed(self, event: Mapping[str, Any]) -> list[Card | None]:
         """Take one event of this shoe; the cards it made public in dealt order (often none)."""
         kind, data = event.get("type"), event.get("data") or {}
-        if kind == EventType.SHOE_SHUFFLED:
+        if kind == EventType.SURVEILLANCE_CARD_TAGS:
+            self._tagged(data.get("cards") or ())
+        elif kind == EventType.SHOE_SHUFFLED:
             self.whole = self.whole or not self.cards
         elif kind == EventType.SHOE_BURNED:
             return self._place(self._burned(data))
@@ -117,7 +121,20 @@ class ShoeOrder:
         cards, self._round = [card for _, card in self._round], []
         return self._place(cards)
 
+    def _tagged(self, entries: Iterable[Any]) -> None:
+        """`surveillance.card_tags`: tags of cards about to be placed, by place (seq)."""
+        for entry in entries:
+            if isinstance(entry, Mapping) and isinstance(entry.get("seq"), int):
+                uid = entry.get("uid")
+                if isinstance(uid, str):
+                    self._tags[entry["seq"]] = (_card(entry.get("card")), uid)
+
     def _place(self, cards: list[Card | None]) -> list[Card | None]:
+        # A tag is taken only for the card the table named at that place: an order that went
+        # out of step with the table's count loses its tags, never pairs them wrongly.
+        for place, card in enumerate(cards, start=len(self.cards) + 1):
+            tag = self._tags.pop(place, None)
+            self.uids.append(tag[1] if tag is not None and tag[0] == card else None)
         self.cards += cards
         return cards
 
@@ -153,8 +170,10 @@ class ShuffleAnalyst:
 
     def feed(self, event: Mapping[str, Any]) -> None:
         """One event of the stream (PUSH_API.md form), in seq order."""
-        shoe = event.get("shoe")
-        if not isinstance(shoe, int) or str(event.get("type", "")).startswith("surveillance."):
+        shoe, kind = event.get("shoe"), str(event.get("type", ""))
+        if not isinstance(shoe, int) or (
+            kind.startswith("surveillance.") and kind != EventType.SURVEILLANCE_CARD_TAGS
+        ):
             return
         order = self.orders.get(shoe)
         if order is None:
@@ -168,7 +187,7 @@ class ShuffleAnalyst:
             return
         if self.due is not None and self.due != shoe:
             self.pending, self.final = [], False  # the older shoe's findings: too late now
-        self.pending += watch.feed_many(cards)
+        self.pending += watch.feed_many(cards, order.uids[len(order.uids) - len(cards) :])
         self.due, self.final = shoe, order.ended
         seq = event.get("seq")
         self.after_seq = seq if isinstance(seq, int) else self.after_seq
@@ -178,7 +197,10 @@ class ShuffleAnalyst:
         watch = self.watches.get(shoe)
         previous = self.orders.get(shoe - 1)
         if watch is None and previous is not None and previous.whole and previous.cards:
-            watch = self.watches[shoe] = ShuffleWatch(previous.cards, decks=self.decks)
+            tagged = any(uid is not None for uid in previous.uids)  # an RFID shoe's tags
+            watch = self.watches[shoe] = ShuffleWatch(
+                previous.cards, decks=self.decks, reference_uids=previous.uids if tagged else None
+            )
         return watch
 
     def request(self) -> dict[str, Any] | None:

@@ -256,6 +256,7 @@ class ShoeBook:
     drawn: int = 0  # cards out of the shoe: burned, dealt, extra, missed, discarded
     copies: Counter[Card] = field(default_factory=Counter)
     uids: set[str] = field(default_factory=set)
+    untagged: list[Draw] = field(default_factory=list)  # tags not yet published (card_tags)
     factory: FactoryRun = field(default_factory=FactoryRun)
     burn: BurnBook | None = None
     burned: int = 0

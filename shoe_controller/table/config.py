@@ -60,6 +60,10 @@ class TableConfig:
     # The round's clock without betting: round and shoe events carry their times, downtime
     # between shoes is an event, dealers sign in and out (on by itself with `betting` set).
     clock: bool = False
+    # RFID tags of the cards once public, to surveillance only (`surveillance.card_tags`), for
+    # the shuffle watch's identity tests (docs/shuffle.md); off, like `clock`, so that a table
+    # not configured for it gives the events it always gave.
+    card_tags: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -81,6 +85,7 @@ class TableConfig:
         _choice("betting", self.betting, BETTING)
         _choice("early_card", self.early_card, EARLY_CARD_RULES)
         _flag("clock", self.clock)
+        _flag("card_tags", self.card_tags)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> TableConfig:

@@ -114,6 +114,8 @@ def _process(ctx: Context, draw: Draw) -> None:
         book.copies[draw.card] += 1
     if draw.uid is not None:
         book.uids.add(draw.uid)
+        if ctx.config.card_tags and not ctx.continuous:
+            book.untagged.append(draw)
     state = ctx.state
     if state == BURNING:
         _burn(ctx, draw)
@@ -159,7 +161,22 @@ def _burn(ctx: Context, draw: Draw) -> None:
         ctx.go("burn_done")
 
 
+def emit_card_tags(ctx: Context) -> None:
+    """`surveillance.card_tags` for the cards whose tags are not published yet and whose
+    identity is public now, each with its place in the shoe (`seq`); the others wait, so a
+    tag never comes before its card's reveal (R15: a tag seen in the previous shoe would name
+    it). Emitted before the burn's or the round's end, which the shuffle watch reads them at."""
+    book = ctx.book
+    shown = [draw for draw in book.untagged if draw.public() is not None]
+    if not shown:
+        return
+    book.untagged = [draw for draw in book.untagged if draw.public() is None]
+    cards = [{"seq": draw.seq, "card": draw.public(), "uid": draw.uid} for draw in shown]
+    ctx.emit(EventType.SURVEILLANCE_CARD_TAGS, {"cards": cards}, round_number=None)
+
+
 def _emit_burned(ctx: Context, burn: BurnBook) -> None:
+    emit_card_tags(ctx)
     data = {
         "first_card": burn.first_card(),
         "count": len(burn.cards),
@@ -293,6 +310,7 @@ def _finish_round(ctx: Context) -> None:
         raise BugError("finishing no round")
     result = outcome(current.cards())
     book.cards_in_rounds += len(current.draws)
+    emit_card_tags(ctx)
     ctx.emit(EventType.ROUND_RESULT, {**result.result_data(), **result_data(ctx, current)})
     if not current.trial:
         book.road.append(
@@ -371,6 +389,7 @@ def _withdraw_result(ctx: Context, finished: RoundBook, reason: str) -> None:
     the result (bets are returned), and it leaves the road."""
     book = ctx.book
     cards = [draw.public() for draw in finished.draws]
+    emit_card_tags(ctx)
     ctx.emit(
         EventType.ROUND_VOIDED, {"reason": reason, "cards": cards}, round_number=finished.number
     )
@@ -418,6 +437,7 @@ def void_round(
     cards = [*(draw.public() for draw in current.draws), *queued]
     book.cards_in_rounds += len(cards)
     data = {"reason": reason, "cards": cards, **voided_data(ctx, current)}
+    emit_card_tags(ctx)
     ctx.emit(EventType.ROUND_VOIDED, data)
     book.round = None
     book.last_winner = None

@@ -46,6 +46,8 @@ class EventType(StrEnum):
     SURVEILLANCE_SLUG = "surveillance.slug"
     SURVEILLANCE_SLUG_ENDED = "surveillance.slug_ended"
     SURVEILLANCE_SHUFFLE_REPORT = "surveillance.shuffle_report"
+    # The RFID tags of cards once public, for the shuffle watch's identity tests.
+    SURVEILLANCE_CARD_TAGS = "surveillance.card_tags"
 
 
 # The family of the surveillance events: shown only to the surveillance group

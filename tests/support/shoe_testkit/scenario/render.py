@@ -109,6 +109,9 @@ def render_event(event: Event) -> str:
     if kind == EventType.SECURITY_ALERT:
         details = _pairs(data["details"])
         return f"security.alert {data['code']}" + (f" {details}" if details else "")
+    if kind == EventType.SURVEILLANCE_CARD_TAGS:  # place:card=tag
+        tags = (f"{entry['seq']}:{entry['card']}={entry['uid']}" for entry in data["cards"])
+        return " ".join([kind, *tags])
     if kind == EventType.SUPERVISOR_ACTION:
         details = _pairs(data["details"])
         return f"supervisor.action {data['action']} by={data['by']}" + (
