@@ -125,20 +125,21 @@ class Analyst:
 
 
 def add_slug_worth(request: dict[str, Any], analyst: Analyst) -> None:
-    """Each slug's notice of a `shuffle_report` request gets the next round's worth of every
-    bet, plain on the cards `analyst` saw and if the slug goes on (issue 28, slug_edge.py)."""
+    """Each slug's notice of a `shuffle_report` request, and the slug under way (`live`), get
+    the next round's worth of every bet, plain on the cards `analyst` saw and if the slug goes
+    on (issue 28, slug_edge.py)."""
     sightings = analyst.shoes.get(request["shoe"])
     basis = sightings.basis if sightings is not None else None
     composition = analyst.composition(basis.seen) if basis is not None else None
     big_small_open = basis is None or basis.big_small_open(analyst.big_small_last_round)
-    for notice in request["notices"]:
-        if notice["kind"] == SLUG:
-            following = [
-                None if text is None else parse_card(text) for text in notice["slug"]["next"]
-            ]
-            notice["next_round"] = next_round_worth(
-                composition, following, analyst.table, big_small_open=big_small_open
-            )
+    holders = [notice for notice in request["notices"] if notice["kind"] == SLUG]
+    if request.get("live"):
+        holders.append(request["live"])
+    for holder in holders:
+        following = [None if text is None else parse_card(text) for text in holder["slug"]["next"]]
+        holder["next_round"] = next_round_worth(
+            composition, following, analyst.table, big_small_open=big_small_open
+        )
 
 
 def analyst_for(config: Config) -> Analyst:

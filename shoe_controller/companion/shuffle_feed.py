@@ -219,6 +219,7 @@ class ShuffleAnalyst:
             "final": self.final,
             "notices": [_notice_json(notice, watch.live) for notice in self.pending],
             "report": watch.report(shoe, shoe - 1).to_json(),
+            "live": None if watch.live is None else {"slug": watch.live.to_json()},
         }
 
     def accepted(self, request: Mapping[str, Any]) -> None:

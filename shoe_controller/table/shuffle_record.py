@@ -55,6 +55,7 @@ class ShuffleRecord:
     report: dict[str, Any] | None = None
     slugs: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> its last word
     live: set[str] = field(default_factory=set)  # keys of the slugs raised and not ended
+    under_way: dict[str, Any] | None = None  # the slug as it stands now, with its worth
     # The shoe before's final findings, when they came after its end (the table opens the
     # next shoe's book at shoe.ended, in the same input as the last round's result).
     previous: ShuffleRecord | None = None
@@ -65,6 +66,7 @@ class ShuffleRecord:
         self.after_seq, self.round, self.at = item.after_seq, item.round, at
         self.against = item.against
         self.report = _plain(item.findings["report"])
+        self.under_way = _plain(item.findings.get("live"))
         events: list[tuple[EventType, dict[str, Any]]] = []
         for notice in item.findings.get("notices", ()):
             slug = _plain(notice["slug"])
@@ -103,6 +105,7 @@ class ShuffleRecord:
             "final": self.final,
             "slugs": [dict(value) for value in self.slugs.values()],
             "live": [dict(self.slugs[key]) for key in sorted(self.live)],
+            "under_way": self.under_way,
         }
 
 
@@ -184,9 +187,23 @@ def _notice_problem(notice: Any) -> str | None:
             return problem
     if not _is_count(notice["card"], 1):
         return "a notice's card must be a position >= 1"
-    slug = notice["slug"]
+    return _slug_problem(notice["slug"], "a notice's slug")
+
+
+def _live_problem(live: Any) -> str | None:
+    """`{"slug": ..., "next_round"?: ...}`: the slug under way as the findings' round ends."""
+    if not isinstance(live, Mapping) or not {"slug"} <= set(live) <= {"slug", "next_round"}:
+        return "findings.live must be null or an object of slug (and next_round)"
+    if "next_round" in live:
+        problem = _next_round_problem(live["next_round"])
+        if problem is not None:
+            return f"findings.live: {problem}"
+    return _slug_problem(live["slug"], "findings.live.slug")
+
+
+def _slug_problem(slug: Any, named: str) -> str | None:
     if not isinstance(slug, Mapping) or set(slug) != {"length", "this", "previous", "next"}:
-        return "a notice's slug needs exactly length, this, previous, next"
+        return f"{named} needs exactly length, this, previous, next"
     if not (_is_count(slug["length"], 1) and _is_span(slug["this"]) and _is_span(slug["previous"])):
         return "a slug needs a length >= 1 and its places this [from, to], previous [from, to]"
     following = slug["next"]
@@ -215,6 +232,15 @@ def _next_round_problem(worth: Any) -> str | None:
     return None
 
 
+def findings_of(request: Mapping[str, Any]) -> dict[str, Any]:
+    """A `shuffle_report` request's findings as the input holds them: `report`, `notices`
+    and, while a slug is under way, `live`."""
+    findings = {"report": request["report"], "notices": request.get("notices", [])}
+    if request.get("live") is not None:
+        findings["live"] = request["live"]
+    return findings
+
+
 def findings_problem(item: ShuffleFindings) -> str | None:
     """What makes findings unusable (a text naming the field), or None."""
     if not _is_count(item.shoe, 1) or not _is_count(item.against, 1) or item.against >= item.shoe:
@@ -222,8 +248,12 @@ def findings_problem(item: ShuffleFindings) -> str | None:
     if not _is_count(item.round) or not _is_count(item.after_seq):
         return "round and after_seq must be whole numbers >= 0"
     findings = item.findings
-    if not isinstance(findings, Mapping) or not set(findings) <= {"report", "notices"}:
-        return "findings must be an object of report and notices"
+    if not isinstance(findings, Mapping) or not set(findings) <= {"report", "notices", "live"}:
+        return "findings must be an object of report, notices and live"
+    if findings.get("live") is not None:
+        problem = _live_problem(findings["live"])
+        if problem is not None:
+            return problem
     problem = _report_problem(findings.get("report"), item.shoe, item.against)
     if problem is not None:
         return problem

@@ -246,9 +246,10 @@ class ShuffleFindings:
     `against` is the previous shoe's number, `round` the last round whose cards were compared
     (0: the burn only), `after_seq` the journal event the findings are of. `findings` holds
     `report` (`ShuffleReport.to_json()`: shoe, against, cards_compared, tests, runs, verdict)
-    and `notices` (the slug notices since the last findings: kind `slug` / `slug_ended`, the
-    `card` that raised or broke it, the `slug`'s length, places and next cards). `final`: at
-    the shoe's end. The control socket adds `os_user` (who sent it, from the kernel).
+    `notices` (the slug notices since the last findings: kind `slug` / `slug_ended`, the
+    `card` that raised or broke it, the `slug`'s length, places and next cards, a slug's
+    `next_round` worth) and, while a slug is under way, `live` (it as it stands, with the next
+    round's worth). `final`: at the shoe's end. The control socket adds `os_user` (who sent it, from the kernel).
     """
 
     TYPE: ClassVar[str] = "shuffle_findings"

@@ -1,6 +1,7 @@
 """What `shoectl shuffle` shows of a slug under way (issue 28): where it is in both shoes, the
 previous shoe's next cards, and what the next round pays if the slug goes on beside the plain
-edge of each winning bet. The input is the control socket's `shuffle` answer (docs/shuffle.md)."""
+edge of each winning bet. The input is the control socket's `shuffle` answer (docs/shuffle.md):
+its `under_way`, the slug as the latest findings left it."""
 
 from __future__ import annotations
 
@@ -12,17 +13,14 @@ from shoe_controller.cli.shoectl.shuffle import shuffle_lines
 
 def _answer(next_round: dict[str, Any] | None) -> dict[str, Any]:
     slug: dict[str, Any] = {
-        "kind": "slug",
-        "round": 30,
-        "against": 1,
-        "card": 136,
         "length": 6,
         "this": [131, 136],
         "previous": [151, 156],
         "next": ["KH", "9S", "5D", "QC", "2H", "3S", "4D", "7C"],
     }
+    under_way: dict[str, Any] = {"slug": slug}
     if next_round is not None:
-        slug["next_round"] = next_round
+        under_way["next_round"] = next_round
     report = {
         "shoe": 2,
         "against": 1,
@@ -31,7 +29,7 @@ def _answer(next_round: dict[str, Any] | None) -> dict[str, Any]:
         "runs": [{"length": 6, "this": [131, 136], "previous": [151, 156]}],
         "verdict": "suspect",
     }
-    return {"shoe": 2, "open": True, "round": 30, "report": report, "live": [slug]}
+    return {"shoe": 2, "open": True, "round": 30, "report": report, "under_way": under_way}
 
 
 def test_a_live_slug_with_what_the_next_round_pays_if_it_goes_on() -> None:
@@ -59,6 +57,12 @@ def test_a_tie_pushes_the_main_bets() -> None:
     assert pays == (
         "  if it goes on, the next round pays tie +8; pushes banker, player; every other bet loses"
     )
+
+
+def test_no_slug_line_when_none_is_under_way() -> None:
+    answer = _answer(None)
+    answer["under_way"] = None
+    assert not [line for line in shuffle_lines(answer, Painter(enabled=False)) if "slug" in line]
 
 
 def test_no_line_when_the_next_cards_do_not_make_a_round() -> None:

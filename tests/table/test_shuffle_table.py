@@ -16,7 +16,7 @@ from shoe_controller.companion.shuffle_feed import ShuffleAnalyst
 from shoe_controller.game.payouts import DEFAULT_PAY_TABLE
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
-from shoe_controller.table.shuffle_record import findings_problem
+from shoe_controller.table.shuffle_record import findings_of, findings_problem
 from shoe_controller.vocab.cards import Card, Suit
 from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import ShuffleFindings, input_from_json, input_to_json
@@ -62,9 +62,9 @@ class Played:
             if request is not None:
                 add_slug_worth(request, self.edges)  # as the companion sends them
                 self.analyst.accepted(request)
-                del request["cmd"]
-                notices, report = request.pop("notices"), request.pop("report")
-                findings = {"report": report, "notices": notices}
+                findings = findings_of(request)
+                for key in ("cmd", "notices", "report", "live"):
+                    del request[key]
                 steps.append(ShuffleFindings(at=step.at, findings=findings, **request))
 
     def events(self, *types: str) -> list[object]:
@@ -139,6 +139,37 @@ def test_the_slug_says_what_the_next_round_pays_if_it_goes_on(played) -> None:
     # The plain edge is the one the edge monitor reports on the cards left: the house's.
     assert -0.02 < worth["edge"]["banker"] < 0
     assert set(worth["edge"]) <= set(known)
+
+
+def test_while_the_slug_goes_on_each_round_says_what_the_next_one_pays(played) -> None:
+    """The findings after every round carry the slug under way with the next round's worth;
+    every next round whose cards all lie within the slug paid what it said."""
+    table_run, _, _ = played
+    results = {event.round: event.data for event in table_run.events(EventType.ROUND_RESULT)
+               if event.shoe == 2}  # fmt: skip
+    checked = 0
+    for item in table_run.inputs:
+        if not isinstance(item, ShuffleFindings) or item.shoe != 2:
+            continue
+        live = item.findings.get("live")
+        if live is None:
+            continue
+        end = live["slug"]["this"][1]
+        if end + 6 > SLUG_AT + SLUG_LENGTH or item.round + 1 not in results:
+            continue  # the next round may take cards past the slug
+        winner = results[item.round + 1]["winner"]
+        known = live["next_round"]["if_it_goes_on"]
+        assert known["tie"] == (8.0 if winner == "tie" else -1.0)
+        assert known["player"] == (1.0 if winner == "player" else 0.0 if winner == "tie" else -1.0)
+        checked += 1
+    assert checked >= 2
+    # And the control socket's answer has the latest one: none once the slug ended.
+    assert table_run.table.book.number == 3
+    assert all(
+        item.findings.get("live") is None
+        for item in table_run.inputs
+        if isinstance(item, ShuffleFindings) and item.shoe == 2 and item.final
+    )
 
 
 def test_replaying_the_journal_form_gives_the_same_events(played) -> None:

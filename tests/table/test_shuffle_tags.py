@@ -16,6 +16,7 @@ from shoe_testkit.perfect_dealer import START_TIME, deal_shoe
 from shoe_controller.companion.shuffle_feed import ShuffleAnalyst
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
+from shoe_controller.table.shuffle_record import findings_of
 from shoe_controller.vocab.cards import Card, Suit
 from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import CardDrawn, ShuffleFindings
@@ -56,9 +57,9 @@ class Tagged:
             request = self.analyst.request() if self.analyst.due is not None else None
             if request is not None:
                 self.analyst.accepted(request)
-                del request["cmd"]
-                notices, report = request.pop("notices"), request.pop("report")
-                findings = {"report": report, "notices": notices}
+                findings = findings_of(request)
+                for key in ("cmd", "notices", "report", "live"):
+                    del request[key]
                 steps.append(ShuffleFindings(at=0.0, findings=findings, **request))
 
     def reports(self) -> dict[int, dict]:

@@ -120,7 +120,9 @@ def shuffle_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
             for run in report["runs"]
         ]
         lines += ["", render_table(("RUN", "THIS SHOE", "PREVIOUS SHOE"), runs, paint)]
-    for slug in result.get("live") or ():
+    under_way = result.get("under_way")  # the slug as the latest findings left it
+    if under_way:
+        slug = under_way["slug"]
         lines.append(
             paint(
                 f"slug under way: {slug['length']} cards, here {_span(slug['this'])}, in shoe"
@@ -129,7 +131,7 @@ def shuffle_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
                 "crit",
             )
         )
-        worth = slug.get("next_round") or {}
+        worth = under_way.get("next_round") or {}
         if worth.get("if_it_goes_on"):
             lines.append(paint(_if_it_goes_on(worth), "crit"))
     return lines

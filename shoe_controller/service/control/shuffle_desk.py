@@ -20,6 +20,7 @@ from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import StoredEvent
 from shoe_controller.table.shuffle_record import (
     ShuffleRecord,
+    findings_of,
     findings_problem,
     freshness_problem,
 )
@@ -61,11 +62,10 @@ class ShuffleDesk:
             raise ControlError("bad_request", "shuffle_report: final must be true or false")
         if not isinstance(request.get("report"), Mapping):
             raise ControlError("bad_request", "shuffle_report needs report: an object")
-        notices = request.get("notices", [])
         item = ShuffleFindings(
             at=self._clock(),
             **values,
-            findings={"report": dict(request["report"]), "notices": notices},
+            findings=findings_of(request),
             final=final,
             os_user=os_user_note(peer),
         )
