@@ -8,17 +8,13 @@ table server."""
 from __future__ import annotations
 
 import random
-import secrets
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from shoe_testkit.control import REPO
 
 from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.vocab.events import EventType
@@ -49,21 +45,9 @@ def dealt() -> Iterator[TableRig]:
         cut_after=CUT_AFTER, scanner_kind="rfid", autoload=False, table={"card_tags": True}
     )
     rig = TableRig(directory / "rig", options)
-    companion = None
     try:
-        rig.directory.mkdir()
-        rig.key_file.write_text(secrets.token_hex(32) + "\n")
-        rig.key_file.chmod(0o600)
-        rig.start_receiver()
-        rig.start_simulators()
-        rig.write_config()
-        rig.start_daemon()
-        log = (rig.directory / "surveillance.log").open("wb")
-        companion = subprocess.Popen(
-            [sys.executable, "-m", "shoe_controller.cli.main", "surveillance",
-             "--config", str(rig.config_path)],
-            cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        rig.start()
+        rig.start_surveillance()
         first = list(PHYSICAL)
         random.Random(1).shuffle(first)
         rig.shoe.request("load", cards=first, cut_after=CUT_AFTER)
@@ -85,9 +69,6 @@ def dealt() -> Iterator[TableRig]:
         )
         yield rig
     finally:
-        if companion is not None:
-            companion.terminate()
-            companion.wait(10)
         rig.close()
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -228,13 +228,18 @@ def test_bad_findings_are_refused_naming_the_field(played, change, named) -> Non
     assert named in problem
 
 
-def test_a_bad_slug_card_is_refused(played) -> None:
-    table_run, _, _ = played
-    good = next(
+def _with_notices(table_run: Played) -> ShuffleFindings:
+    """The first findings that carried slug notices."""
+    return next(
         item
         for item in table_run.inputs
         if isinstance(item, ShuffleFindings) and item.findings["notices"]
     )
+
+
+def test_a_bad_slug_card_is_refused(played) -> None:
+    table_run, _, _ = played
+    good = _with_notices(table_run)
     notice = dict(good.findings["notices"][0])
     notice["slug"] = {**notice["slug"], "next": ["ZZ"]}
     bad = replace(good, findings={**good.findings, "notices": [notice]})
@@ -253,11 +258,7 @@ def test_a_bad_slug_card_is_refused(played) -> None:
 )
 def test_a_bad_next_round_is_refused(played, next_round, named) -> None:
     table_run, _, _ = played
-    good = next(
-        item
-        for item in table_run.inputs
-        if isinstance(item, ShuffleFindings) and item.findings["notices"]
-    )
+    good = _with_notices(table_run)
     notice = dict(good.findings["notices"][0])
     assert notice["kind"] == "slug"
     assert "next_round" in notice
