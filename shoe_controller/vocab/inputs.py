@@ -249,7 +249,8 @@ class ShuffleFindings:
     `notices` (the slug notices since the last findings: kind `slug` / `slug_ended`, the
     `card` that raised or broke it, the `slug`'s length, places and next cards, a slug's
     `next_round` worth) and, while a slug is under way, `live` (it as it stands, with the next
-    round's worth). `final`: at the shoe's end. The control socket adds `os_user` (who sent it, from the kernel).
+    round's worth). `final`: at the shoe's end. The control socket adds `os_user` (who sent
+    it, from the kernel).
     """
 
     TYPE: ClassVar[str] = "shuffle_findings"
