@@ -171,6 +171,8 @@ def setup_cfg(root: Path, options: dict[str, object], module: dict[str, list[str
     """mutmut's [mutmut] section for one module (setup.cfg: lists one item a line)."""
     values = dict(options)
     values["only_mutate"] = module["mutate"]
+    if "also_copy" in module:  # what the tests read besides tests/ (e.g. config/decks)
+        values["also_copy"] = module["also_copy"]
     values["pytest_add_cli_args_test_selection"] = [
         test for test in module["tests"] if (root / test).exists()
     ]

@@ -400,7 +400,9 @@ class HttpClient:
         """Forget the connection at once; used when its state is no longer known."""
         wire = self._wire
         self._wire = self._protocol = None
-        if wire is not None and wire.transport is not None:
+        # A transport already lost is closed: aborting it again fails in asyncio (3.11) when
+        # its close waited for the write buffer to drain first.
+        if wire is not None and wire.transport is not None and not wire.lost.done():
             wire.transport.abort()
 
 

@@ -13,6 +13,7 @@ import dataclasses
 import re
 import socket
 import ssl
+import struct
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -582,3 +583,279 @@ def test_every_well_formed_base_url_is_accepted(labels: list[str], port: int, pa
     host = ".".join(labels)
     prefix = "".join(f"/{segment}" for segment in path)
     assert parse_base_url(f"https://{host}:{port}{prefix}/") == Origin("https", host, port, prefix)
+
+
+# ---------------------------------------------------------------- what the server sees of us
+
+
+def test_a_body_of_megabytes_waits_for_the_wire_and_the_connection_stays_usable() -> None:
+    """16 MiB is more than the kernel's buffers take at once: the client waits for the
+    server to read (flow control), then the same connection carries the next request."""
+    big = bytes(range(256)) * (16 * 4096)
+
+    async def scenario() -> None:
+        async with serving(keep_alive) as served:
+            client = client_for(served)
+            sent = await client.request("POST", "/big", headers={}, body=big)
+            after = await client.request("POST", "/small", headers={}, body=b"abc")
+            assert (sent.text, after.text) == (f"POST /big {len(big)}", "POST /small 3")
+            assert served.requests[0].body == big
+            assert served.connections == 1
+            await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_exchange_hangs_up_at_once() -> None:
+    """After a timeout the client aborts the connection itself, without waiting for close():
+    the server sees the end, the next request is on a new connection."""
+
+    async def scenario() -> None:
+        ended = asyncio.Event()
+
+        async def silent(
+            served: Served, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        ):
+            if served.connections > 1:
+                await keep_alive(served, reader, writer)
+                return
+            await reader.read()  # answers nothing, until the client hangs up
+            ended.set()
+
+        async with serving(silent) as served:
+            client = client_for(served, timeout_s=SHORT_TIMEOUT_S)
+            with pytest.raises(HttpTimeout):
+                await client.request("GET", "/", headers={})
+            await asyncio.wait_for(ended.wait(), SAFETY_TIMEOUT_S / 5)
+            assert (await client.request("GET", "/next", headers={})).text == "GET /next 0"
+            assert served.connections == 2
+            await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_server_ending_its_side_while_idle_is_hung_up_on_at_once() -> None:
+    """The server half-closes after an answer: the client closes its side too, at once (a
+    half-closed connection is of no use), not at its next request."""
+
+    async def scenario() -> None:
+        ended = asyncio.Event()
+
+        async def half_close(
+            served: Served, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        ):
+            await read_request(reader)
+            writer.write(answer(b"ok"))
+            writer.write_eof()
+            await reader.read()  # until the client closes its side
+            ended.set()
+
+        async with serving(half_close) as served:
+            client = client_for(served)
+            assert (await client.request("GET", "/", headers={})).text == "ok"
+            await asyncio.wait_for(ended.wait(), SAFETY_TIMEOUT_S / 5)
+            await client.close()
+
+    asyncio.run(scenario())
+
+
+def _status_line_of(length: int) -> bytes:
+    return b"X" * length + b"\r\n\r\n"
+
+
+def test_a_long_error_message_is_cut_to_300_characters_with_an_ellipsis() -> None:
+    short = asyncio.run(_expect_failure(_sends(_status_line_of(10), then_wait=True), HttpError))
+    assert short == "RemoteProtocolError: illegal status line: bytearray(b'" + "X" * 10 + "')"
+    fits = asyncio.run(_expect_failure(_sends(_status_line_of(244), then_wait=True), HttpError))
+    assert fits == "RemoteProtocolError: illegal status line: bytearray(b'" + "X" * 244 + "')"
+    assert len(fits) == 300  # exactly the limit: whole
+    cut = asyncio.run(_expect_failure(_sends(_status_line_of(245), then_wait=True), HttpError))
+    assert cut == fits[:297] + "..."
+
+
+# ---------------------------------------------------------------- each refusal, word for word
+
+
+def test_each_unusable_base_url_is_refused_in_words() -> None:
+    refusals = {
+        "http://host/a b": "a URL holds no white space or control characters",
+        "ftp://host/": "must start with http:// or https://",
+        "http://host/?a=1": "a base URL has no ?query or #fragment",
+        "http://user:secret@host/": "must not hold a user or password",
+        "http://[::1/": "an IPv6 host needs its closing ]",
+        "http://[::1]:80]/": "the port must be a number from 1 to 65535, not '80]'",
+        "http://::1/": "an IPv6 host is written in brackets: http://[::1]:8700/",
+        "http:///v1": "names no host",
+    }
+    for url, text in refusals.items():
+        with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+            parse_base_url(url)
+    text = "an ssl_context is given for https:// and only for https://"
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+        HttpClient("https://127.0.0.1/", ssl_context=None, timeout_s=1.0)
+    client = HttpClient("http://127.0.0.1:9/", ssl_context=None, timeout_s=SAFETY_TIMEOUT_S)
+    with pytest.raises(ValueError, match=r"^the client sets Content-Length, Host itself$"):
+        asyncio.run(client.request("GET", "/", headers={"Host": "x", "Content-Length": "1"}))
+
+
+def test_a_path_may_hold_what_a_scheme_has_and_names_reach_253_characters() -> None:
+    assert parse_base_url("http://host/a://b") == Origin("http", "host", 80, "/a://b")
+    longest = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 61])  # 253 characters
+    assert parse_base_url(f"http://{longest}/").host == longest
+    assert parse_base_url(f"http://{longest}./").host == longest + "."  # the root's dot
+    with pytest.raises(ValueError, match="not a host name"):
+        parse_base_url(f"http://{longest}e/")  # 254
+
+
+async def _raw_head(request: Callable[[HttpClient], Awaitable[object]]) -> bytes:
+    """The bytes of the request's head as the server read them."""
+    heads: list[bytes] = []
+
+    async def record(served: Served, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        head = await reader.readuntil(b"\r\n\r\n")
+        heads.append(head)
+        length = re.search(rb"Content-Length: (\d+)", head)
+        await reader.readexactly(int(length.group(1)) if length else 0)
+        writer.write(answer(b"ok"))
+        await writer.drain()
+
+    async with serving(record) as served:
+        client = client_for(served)
+        await request(client)
+        await client.close()
+    return heads[0]
+
+
+def test_the_head_names_host_and_length_as_http_writes_them() -> None:
+    post = asyncio.run(_raw_head(lambda c: c.request("POST", "/e", headers={}, body=b"")))
+    assert post.startswith(b"POST /e HTTP/1.1\r\nHost: 127.0.0.1:")
+    assert b"\r\nContent-Length: 0\r\n" in post  # a POST says so even when empty
+    get = asyncio.run(_raw_head(lambda c: c.request("GET", "/a", headers={}, body=b"abc")))
+    assert b"\r\nContent-Length: 3\r\n" in get  # any body is framed
+    bare = asyncio.run(_raw_head(lambda c: c.request("GET", "/a", headers={})))
+    assert b"Content-Length" not in bare
+
+
+def test_close_hangs_up_at_once() -> None:
+    async def scenario() -> None:
+        ended = asyncio.Event()
+
+        async def watch(served: Served, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+            await keep_alive(served, reader, writer)
+            ended.set()
+
+        async with serving(watch) as served:
+            client = client_for(served)
+            await client.request("GET", "/", headers={})
+            await client.close()
+            await asyncio.wait_for(ended.wait(), SAFETY_TIMEOUT_S / 5)
+
+    asyncio.run(scenario())
+
+
+def test_the_client_connects_to_the_urls_host() -> None:
+    async def scenario() -> None:
+        server = await asyncio.start_server(
+            lambda r, w: keep_alive(Served(0), r, w), "127.0.0.2", 0
+        )
+        port = server.sockets[0].getsockname()[1]
+        try:
+            client = HttpClient(f"http://127.0.0.2:{port}", ssl_context=None, timeout_s=5.0)
+            assert (await client.request("GET", "/x", headers={})).text == "GET /x 0"
+            await client.close()
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    asyncio.run(scenario())
+
+
+def _resets(served: Served, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    async def handler() -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()  # a reset, not a close
+
+    return handler()
+
+
+def test_a_reset_is_reported_as_one() -> None:
+    message = asyncio.run(_expect_failure(_resets, HttpError))
+    assert message == "ConnectionResetError: [Errno 104] Connection reset by peer"
+
+
+def test_a_reset_while_the_body_is_sent_ends_the_wait_for_the_wire() -> None:
+    big = b"x" * (16 << 20)
+
+    async def scenario() -> str:
+        async with serving(_resets) as served:
+            client = client_for(served)
+            with pytest.raises(HttpError) as caught:
+                await client.request("POST", "/big", headers={}, body=big)
+            await client.close()
+        return str(caught.value)
+
+    assert asyncio.run(scenario()) == "ConnectionResetError: [Errno 104] Connection reset by peer"
+
+
+def test_what_the_server_did_is_said_in_words_and_a_body_may_fill_the_limit() -> None:
+    nothing = asyncio.run(_expect_failure(_sends(b""), HttpError))
+    assert nothing == "the server closed the connection without answering"
+    half = asyncio.run(_expect_failure(_sends(b"HTTP/1.1 200 OK\r\nContent-Le"), HttpError))
+    assert half == "the server closed the connection mid-answer"
+
+    async def scenario() -> tuple[int, int]:
+        async def full(served: Served, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+            await read_request(reader)
+            writer.write(answer(b"y" * 1000))
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            await read_request(reader)
+            writer.write(_framed("chunked", b"z" * 1000))
+            await writer.drain()
+            await reader.read()
+
+        async with serving(full) as served:
+            client = client_for(served, max_body=1000)
+            declared = await client.request("GET", "/", headers={})
+            await client.close()
+        async with serving(_sends(_framed("chunked", b"z" * 1000), then_wait=True)) as served:
+            client = client_for(served, max_body=1000)
+            streamed = await client.request("GET", "/", headers={})
+            await client.close()
+        return len(declared.body), len(streamed.body)
+
+    assert asyncio.run(scenario()) == (1000, 1000)
+
+
+def test_a_server_ending_its_side_while_the_body_is_sent_is_a_failure_saying_so() -> None:
+    big = b"x" * (16 << 20)
+
+    async def scenario() -> str:
+        done = asyncio.Event()
+
+        async def half_close(
+            served: Served, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        ) -> None:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+                writer.write_eof()  # no answer will come; it still reads what is sent
+                while await reader.read(1 << 16):
+                    pass
+            finally:
+                done.set()
+
+        async with serving(half_close) as served:
+            client = client_for(served)
+            with pytest.raises(HttpError) as caught:
+                await client.request("POST", "/big", headers={}, body=big)
+            await client.close()
+            await asyncio.wait_for(done.wait(), SAFETY_TIMEOUT_S)
+        return str(caught.value)
+
+    assert asyncio.run(scenario()) == "ConnectionResetError: the connection closed while sending"
+
+
+def test_the_ports_ends_are_ports_and_a_path_keeps_its_last_letters() -> None:
+    assert [parse_base_url(f"http://host:{port}/").port for port in (1, 65535)] == [1, 65535]
+    assert parse_base_url("http://host/BOX/").path_prefix == "/BOX"  # only the slash goes

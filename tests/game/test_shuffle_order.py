@@ -40,6 +40,10 @@ from shoe_controller.game.surveillance.shuffle_watch import (
     ShuffleSettings,
     ShuffleWatch,
     judge,
+    verdict,
+)
+from shoe_controller.game.surveillance.shuffle_watch import (
+    TestResult as Result,
 )
 from shoe_controller.table.books import FactoryRun
 from shoe_controller.vocab.cards import Card, Suit, full_deck
@@ -563,3 +567,152 @@ def test_unknown_cards_keep_their_places_and_break_runs():
     runs = maximal_common_runs(shoe, reference, 5)
     assert watch.longest_run() == runs[0] == CommonRun(5, (6, 10), (16, 20))
     assert math.isfinite(watch.report().tests["longest_run"].p_value)
+
+
+# ----------------------------------------------------- what the report and its JSON say
+
+
+def test_a_stretch_may_begin_on_the_card_that_turned_it():
+    six, seven, five = Card(6, Suit.S), Card(7, Suit.S), Card(5, Suit.S)
+    cards = [six, seven, six, five]  # 6♠ 7♠ up, then 7♠ 6♠ 5♠ down
+    assert factory_stretches(cards) == [Stretch(3, (2, 4), False), Stretch(2, (1, 2), True)]
+    watch = ShuffleWatch(eight_decks(4)[:402])
+    watch.feed_many(cards)
+    assert watch.longest_stretch() == Stretch(3, (2, 4), False)
+
+
+def test_a_live_slug_is_in_the_report_and_its_json_names_the_next_cards():
+    reference = [*DECK[:8], None, *DECK[9:20]]  # card 9 of the reference left unidentified
+    watch = small_watch(reference, None, live_rate=0.5)
+    threshold = watch.live_threshold
+    assert 2 <= threshold <= 6
+    watch.feed_many(reference[8 - threshold : 8])  # the reference's cards 9 - threshold .. 8
+    slug = watch.live
+    assert slug is not None
+    assert watch.report().live == slug
+    assert slug.to_json() == {
+        "length": threshold,
+        "this": [1, threshold],
+        "previous": [9 - threshold, 8],
+        "next": [None, *(str(card) for card in DECK[9:16])],
+    }
+
+
+def test_the_report_gives_each_tests_whole_shoe_threshold_and_its_json():
+    reference = eight_decks(51)[:402]
+    watch = ShuffleWatch(reference, reference_uids=range(402))
+    dealt = eight_decks(52)[:100]
+    watch.feed_many(dealt, [5 * n % 402 for n in range(100)])
+    tests = watch.report().tests
+    rate = 1e-3
+    assert tests["longest_run"].threshold == NULL.longest_run_threshold(rate, 402, reference)
+    assert tests["common_runs_2"].threshold == NULL.common_runs_threshold(2, rate, 402, 402)
+    assert tests["factory_stretch"].threshold == NULL.factory_threshold(rate, 402)
+    assert tests["successions"].threshold == NULL.successions_threshold(rate, 100)
+    assert tests["rising_sequences"].threshold == NULL.rising_threshold(rate, 100)
+    assert all(isinstance(test.threshold, int) for test in tests.values())
+    body = watch.report().to_json()["tests"]
+    assert body["longest_run"] == {
+        "value": tests["longest_run"].value,
+        "p_value": tests["longest_run"].p_value,
+        "threshold": tests["longest_run"].threshold,
+    }
+
+
+def test_the_verdict_is_unshuffled_below_one_in_a_million_and_suspect_at_a_threshold():
+    rules = ShuffleSettings()
+    assert verdict({"a": Result(3, 1e-6, None)}, rules) == "fair"  # at the rate: not below
+    assert verdict({"a": Result(3, 0.99e-6, None)}, rules) == "unshuffled"
+    assert verdict({"a": Result(5, 0.01, 5), "b": Result(1, 0.5, 9)}, rules) == "suspect"
+    assert verdict({"a": Result(4, 0.01, 5)}, rules) == "fair"
+    assert verdict({"a": Result(2, 0.01, 3, below=True)}, rules) == "suspect"
+
+
+def test_the_report_lists_a_run_still_open_from_3_cards_and_stretches_at_the_threshold():
+    reference = DECK[:20]
+    watch = small_watch(reference, None)
+    watch.feed_many([DECK[30], *reference[5:8]])  # ends on an open run of 3
+    assert watch.report().runs == (CommonRun(3, (2, 4), (6, 8)),)
+    # Two stretches in new-deck order at or past the 8-deck threshold, longest first.
+    watch = ShuffleWatch(eight_decks(61)[:402])
+    threshold = watch.report().tests["factory_stretch"].threshold
+    up = [Card(rank, Suit.S) for rank in range(1, threshold + 1)]
+    down = [Card(rank, Suit.H) for rank in range(13, 12 - threshold, -1)]
+    watch.feed_many([*up, Card(5, Suit.D), *down])
+    assert watch.report().factory == (
+        Stretch(threshold + 1, (threshold + 2, 2 * threshold + 2), False),
+        Stretch(threshold, (1, threshold), True),
+    )
+
+
+def test_judge_is_the_watch_fed_the_whole_shoe_with_its_options():
+    reference, dealt = eight_decks(71)[:402], eight_decks(72)[:402]
+    uids, reference_uids = list(range(402)), random.Random(7).sample(range(416), 402)
+
+    def watched(**options):
+        watch = ShuffleWatch(reference, reference_uids=reference_uids, **options)
+        watch.feed_many(dealt, uids)
+        return watch.report()
+
+    assert judge(dealt, reference, uids=uids, reference_uids=reference_uids)[0] == watched()
+    report = judge(dealt, reference, uids=uids, reference_uids=reference_uids)[0]
+    assert report.tests["successions"].value == successions(uids, reference_uids)
+    assert report.tests["rising_sequences"].value == rising_sequences(uids, reference_uids)
+    six = judge(dealt, reference, uids=uids, reference_uids=reference_uids, decks=6)[0]
+    assert six == watched(decks=6)
+    assert report.tests["common_runs_2"].p_value == pytest.approx(0.9404, abs=1e-4)
+    assert six.tests["common_runs_2"].p_value is None  # 402 cards: past the 6-deck table
+    listed = ShuffleSettings(runs_listed=1, alarm_rate=0.01)
+    one = judge(dealt, reference, uids=uids, reference_uids=reference_uids, settings=listed)[0]
+    assert one == watched(settings=listed)
+    small = FairShuffle(Counter(DECK * 8))  # the same shoe without the shipped tables
+    plain = judge(dealt, reference, uids=uids, reference_uids=reference_uids, null=small)[0]
+    assert plain == watched(null=small)
+    assert plain.tests["common_runs_2"].p_value is None  # no table, no p-value
+
+
+def test_a_slug_broken_where_two_runs_go_on_is_taken_up_by_the_longer():
+    a, b, c, d, e = DECK[:5]
+    x, z, y, w = DECK[20:24]
+    reference = [a, b, c, d, x, z, b, c, d, e, y, c, d, e, w]  # b c d e twice, c d e once more
+    watch = small_watch(reference, None, live_rate=0.5)
+    assert watch.live_threshold <= 3
+    notices = watch.feed_many([a, b, c, d, e])
+    assert [notice.kind for notice in notices] == [SLUG, SLUG_ENDED, SLUG]
+    assert notices[1].slug.previous == (1, 4)  # a b c d, broken by e
+    live = watch.live
+    assert live is not None
+    assert (live.length, live.this, live.previous) == (4, (2, 5), (7, 10))  # b c d e, not c d e
+
+
+def test_a_closed_run_of_3_is_listed():
+    reference = DECK[:20]
+    watch = small_watch(reference, None)
+    watch.feed_many([DECK[30], *reference[5:8], DECK[31]])
+    assert watch.report().runs == (CommonRun(3, (2, 4), (6, 8)),)
+
+
+def test_settings_take_every_rate_below_1_and_the_smallest_counts():
+    for rate in (1, 1.5):
+        with pytest.raises(ValueError, match="live_rate must be a rate between 0 and 1"):
+            ShuffleSettings(live_rate=rate)
+    edge = ShuffleSettings(run_length=1, lookahead=0, runs_listed=0, shoe_cards=1)
+    assert (edge.run_length, edge.lookahead, edge.runs_listed, edge.shoe_cards) == (1, 0, 0, 1)
+    with pytest.raises(ValueError, match="lookahead must be a whole number >= 0"):
+        ShuffleSettings(lookahead=-1)
+
+
+def test_a_watch_is_of_8_decks_unless_told():
+    reference, dealt = eight_decks(81)[:402], eight_decks(82)[:200]
+    default, eight = ShuffleWatch(reference), ShuffleWatch(reference, decks=8)
+    default.feed_many(dealt)
+    eight.feed_many(dealt)
+    assert default.report() == eight.report()
+    assert default.null.table is DEFAULT_TABLES.decks[8]
+
+
+def test_a_run_that_goes_on_is_listed_once_when_it_ends():
+    reference = DECK[:20]
+    watch = small_watch(reference, None)
+    watch.feed_many([*reference[:5], DECK[30]])
+    assert watch.report().runs == (CommonRun(5, (1, 5), (1, 5)),)

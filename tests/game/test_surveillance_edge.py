@@ -269,3 +269,74 @@ def test_composition_leaves_none_of_a_card_seen_too_often() -> None:
     composition = analyst.composition(sightings.seen())
     assert composition.card_counts[parse_card("AS").index] == 0
     assert composition.total == 51
+
+
+def test_a_bet_that_cannot_win_on_these_cards_shows_its_pay_table_amount() -> None:
+    # Six cards worth 0: every round is a tie of naturals-less zeros, no side wins.
+    names = ("TS", "JS", "QS", "KS", "TH", "JH")
+    composition = _composition(dict(Counter(parse_card(name).index for name in names)))
+    edges = bet_edges(composition, HOUSE)
+    for bet, tier in (("player", "player"), ("lucky6", "lucky6_2cards"),
+                      ("banker_dragon", "dragon_margin_9")):  # fmt: skip
+        assert edges[bet].probability == 0, bet
+        assert edges[bet].payout == Fraction(HOUSE[tier]), bet
+    assert edges["lucky6"].to_json() == {
+        "probability": 0.0,
+        "payout": float(HOUSE["lucky6_2cards"]),
+        "player_edge": -1.0,
+    }
+    tie = edges["tie"]
+    assert tie.to_json() == {"probability": 1.0, "payout": 9.0, "player_edge": 9.0}  # R14.2
+
+
+def test_the_report_names_its_shoe_round_and_the_event_it_is_after() -> None:
+    analyst = Analyst(8, DEFAULT_PAY_TABLE, 20)
+    for event in [
+        _event("shoe.shuffled", 40, {}),
+        _event("round.started", 41, {}, 1),  # no trial flag: a real round
+        _event("round.result", 42, {"player": ["AS", "8D"], "banker": ["4C", "3H"]}, 1),
+    ]:
+        analyst.feed({**event, "shoe": 4})
+    report = analyst.report()
+    assert report is not None
+    assert (report["shoe"], report["round"], report["after_seq"]) == (4, 2, 42)
+    assert report["cards_left"]["A"] == 31
+    assert analyst.shoes[4].basis is not None
+    assert analyst.shoes[4].basis.real_rounds == 1
+    assert analyst.shoes[4].basis.seen == analyst.shoes[4].seen()
+
+
+def test_nothing_is_due_before_an_event_that_calls_for_it() -> None:
+    sightings = ShoeSightings(1)
+    assert sightings.last_seq == 0
+    assert not sightings.feed(_event("round.started", 5, {"trial": True}, 1))
+    assert sightings.basis is None
+    unnumbered = {"type": "shoe.shuffled", "shoe": 1, "data": {}}  # no seq: after nothing
+    fresh = ShoeSightings(1)
+    assert fresh.feed(unnumbered)
+    assert fresh.basis is not None
+    assert fresh.basis.seq == 0
+
+
+def test_a_card_not_named_or_damaged_hides_no_card_after_it() -> None:
+    sightings = ShoeSightings(1)
+    sightings.feed(_event("round.started", 1, {"trial": False}, 1))
+    sightings.feed(_event("round.voided", 2, {"cards": [None, "AS", "ZZ", 7, "KD"]}, 1))
+    assert sightings.seen() == Counter({parse_card("AS"): 1, parse_card("KD"): 1})
+
+
+def test_a_result_with_a_hand_missing_counts_the_other() -> None:
+    sightings = ShoeSightings(1)
+    sightings.feed(_event("round.result", 1, {"banker": ["4C", "3H"]}, 1))
+    sightings.feed(_event("round.result", 2, {"player": ["AS", "8D"]}, 2))
+    assert sum(sightings.seen().values()) == 4
+
+
+def test_two_extra_cards_alike_count_twice_when_one_is_burned() -> None:
+    sightings = ShoeSightings(1)
+    sightings.feed(_event("card.extra", 1, {"card": "QH"}, 1))
+    sightings.feed(_event("card.extra", 2, {"card": "QH"}, 1))
+    sightings.feed(_event("shoe.burned", 3, {"cards": ["QH"]}))  # one of them burned
+    assert sightings.seen()[parse_card("QH")] == 2
+    sightings.feed(_event("shoe.burned", 4, {"cards": ["QH"]}))  # the other
+    assert sightings.seen()[parse_card("QH")] == 2

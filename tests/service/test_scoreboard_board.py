@@ -299,3 +299,123 @@ def test_the_stream_sends_the_board_on_a_result_and_the_round_on_a_card() -> Non
     assert (data["table"], data["shoe"], data["seq"]) == ("07", 1, 5)
     assert stream.board_json()["results"][0]["winner"] == "player"
     assert stream.board_svg().startswith("<svg ")
+
+
+def test_the_round_being_dealt_shows_each_hands_points_so_far() -> None:
+    board = Board(416)
+    board.feed_all([event(1, "round.started", 1, 1),
+                    event(2, "card.dealt", 1, 1, position="P1", card="7H"),
+                    event(3, "card.dealt", 1, 1, position="B1", card="9S"),
+                    event(4, "card.dealt", 1, 1, position="P2", card="8C")])  # fmt: skip
+    shown = board.round_json()
+    assert shown is not None
+    assert (shown["player_total"], shown["banker_total"]) == (5, 9)  # 15 and 9 points
+    assert (shown["winner"], shown["natural"], shown["voided"]) == (None, None, None)
+    # A hand not dealt yet, or with a card not named (R15), has no points to show.
+    board.feed(event(5, "card.dealt", 1, 1, position="B2", card=None))
+    shown = board.round_json()
+    assert shown is not None
+    assert (shown["player_total"], shown["banker_total"]) == (5, None)
+    board.feed(event(6, "round.started", 1, 2))
+    shown = board.round_json()
+    assert shown is not None
+    assert (shown["cards"], shown["player_total"], shown["banker_total"]) == ({}, None, None)
+
+
+def test_a_voided_round_shows_every_card_it_took_in_order() -> None:
+    board = Board(416)
+    voided = event(3, "round.voided", 1, 1, reason="supervisor", cards=["7H", None, "KD"])
+    board.feed_all([event(1, "round.started", 1, 1),
+                    event(2, "card.dealt", 1, 1, position="P1", card="7H"), voided])  # fmt: skip
+    shown = board.round_json()
+    assert shown is not None
+    assert shown["cards"] == {"#1": "7H", "#2": None, "#3": "KD"}
+    assert (shown["voided"], shown["player_total"]) == ("supervisor", None)
+
+
+def test_a_round_seen_only_from_its_cards_is_shown_with_its_number() -> None:
+    # The board started reading after the round's round.started (a restart, a late page).
+    board = Board(416)
+    board.feed(event(1, "card.dealt", 1, 5, position="P1", card="7H"))
+    shown = board.round_json()
+    assert shown is not None
+    assert (shown["number"], shown["cards"]) == (5, {"P1": "7H"})
+
+
+def test_the_board_takes_the_tables_own_events_without_a_seq() -> None:
+    config = TableConfig()
+    table = Table(config)
+    board = Board(config.cards_in_shoe)
+    for item in deal_shoe(shuffled_shoe(8, seed=5), config, cut_after=300).inputs[:12]:
+        board.feed_all(table.apply(item))
+    assert board.seq == 0
+    assert board.stats()["cards_dealt"] == table.view()["cards_dealt"]
+
+
+def test_the_shoe_statistics_count_each_outcome() -> None:
+    board = Board(416)
+    winners = ["banker", "player", "player", "tie", "tie"]
+    for number, winner in enumerate(winners, 1):
+        natural = "player" if number == 2 else None
+        board.feed_all([event(2 * number, "round.started", 1, number),
+                        result(2 * number + 1, 1, number, winner, natural=natural)])  # fmt: skip
+    stats = board.stats()
+    assert (stats["rounds"], stats["banker"], stats["player"], stats["tie"]) == (5, 1, 2, 2)
+    assert stats["naturals"] == 1
+    assert board.to_json()["summary"] == board.roads()["summary"]
+
+
+def test_the_cards_left_by_rank_are_whole_numbers_and_never_below_zero() -> None:
+    board = Board(416)
+    board.feed(event(1, "shoe.ended", 1, None, cards_dealt=416, rounds=70))
+    stats = board.stats()
+    assert (stats["cards_dealt"], stats["cards_left"]) == (416, 0)
+    text = json.dumps(board.to_json()["stats"]["cards_left_by_rank"])
+    assert text.startswith('{"A": 32, "2": 32')
+
+
+def test_a_shoe_end_without_a_count_leaves_the_boards_own() -> None:
+    board = Board(416)
+    board.feed(event(1, "shoe.burned", 1, None, count=2, cards=["AS", "4C"]))
+    board.feed(event(2, "shoe.ended", 1, None, cards_dealt="many", rounds=0))
+    assert board.stats()["cards_dealt"] == 2
+
+
+def test_the_burn_count_is_the_events_and_each_burn_adds_to_it() -> None:
+    board = Board(416)
+    # Burn cards the scanner missed are counted but not named; the count wins over the list.
+    board.feed(event(1, "shoe.burned", 1, None, count=4, cards=["2S", "3S"]))
+    assert board.stats()["cards_dealt"] == 4
+    board.feed(event(2, "shoe.burned", 1, None, cards=["5H"]))  # no count: the cards listed
+    assert board.stats()["cards_dealt"] == 5
+    board.feed(event(3, "shoe.burned", 1, None, count=-1, cards=["6H", "7H"]))
+    board.feed(event(4, "shoe.burned", 1, None, count=0, cards=["8H"]))
+    stats = board.stats()
+    assert (stats["cards_dealt"], stats["cards_unknown"]) == (7, 1)
+
+
+def test_a_shuffle_gives_the_cards_in_the_shoe_when_it_has_any() -> None:
+    board = Board(416)
+    board.feed(event(1, "shoe.shuffled", 1, None, total=0, ok=True))
+    assert board.stats()["cards_in_shoe"] == 416
+    board = Board(416)
+    board.feed(event(1, "shoe.shuffled", 1, None, total=1, ok=True))
+    assert board.stats()["cards_in_shoe"] == 1
+
+
+def test_a_result_with_a_hand_missing_shows_the_other() -> None:
+    board = Board(416)
+    board.feed_all([event(1, "round.started", 1, 1), result(2, 1, 1, "player", banker=None)])
+    shown = board.round_json()
+    assert shown is not None
+    assert shown["cards"] == {"P1": "9H", "P2": "TC"}
+
+
+def test_the_roads_are_drawn_with_the_boards_rows() -> None:
+    board = Board(416, rows=3)
+    for number in range(1, 6):
+        board.feed_all([event(2 * number, "round.started", 1, number),
+                        result(2 * number + 1, 1, number, "banker")])  # fmt: skip
+    data = board.to_json()
+    assert data["rows"] == 3
+    assert max(cell["row"] for cell in data["big_road"]) == 2  # a dragon tail after 3 rows

@@ -306,6 +306,29 @@ def test_prune_removes_only_old_delivered_ended_shoes(journal: Journal, clock: F
     assert [e.seq for e in journal.record({"type": "x"}, [event("x", 3, 2)], 3)] == [15]
 
 
+def test_a_prune_keeps_each_sinks_numbering_of_the_events_kept(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """A sink that takes only shoe ends has nothing left after the prune; the server keeps
+    the numbers of the current shoe's events, and can be handed them again."""
+    routes = {SERVER: lambda _type: True, "ends": lambda type_: type_ == "shoe.ended"}
+    with Journal.open(tmp_path / "journal.db", CONTROLLER, routes=routes, clock=clock) as journal:
+        deal(journal, 1, 1)
+        journal.record({"type": "end"}, [event("shoe.ended", 1, None)], 1)  # seq 5, ends 1
+        clock.now += 2 * 3600.0
+        deal(journal, 2, 1)  # seq 6..9, the current shoe
+        journal.sinks.mark_delivered(SERVER, 9)
+        journal.sinks.mark_delivered("ends", 1)
+        assert journal.prune(max_age_s=3600.0).shoes == (1,)
+        journal.sinks.mark_delivered(SERVER, 7)  # the server lost data: it asks again
+        assert [item.seq for item in journal.sinks.events_after(SERVER, 7)] == [8, 9]
+        assert [item.seq for item in journal.sinks.events_after(SERVER, 5)] == [6, 7, 8, 9]
+        assert journal.sinks.events_after("ends", 0) == []
+        journal.record({"type": "end"}, [event("shoe.ended", 2, None)], 2)  # seq 10, ends 2
+        assert [item.seq for item in journal.sinks.events_after("ends", 0)] == [2]
+        assert journal.integrity.check() == []
+
+
 def test_controller_id_is_checked(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     open_journal(path, CONTROLLER).close()

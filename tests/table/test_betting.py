@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from shoe_testkit.perfect_dealer import deal_shoe
-from shoe_testkit.table import PUSH_API_FIELDS, Driver, shuffled_shoe, types_of
+from shoe_testkit.table import PUSH_API_FIELDS, Driver, only, shuffled_shoe, types_of
 
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
 from shoe_controller.vocab.cards import parse_card
-from shoe_controller.vocab.events import Event, EventType
+from shoe_controller.vocab.events import Event, EventType, iso_time
 from shoe_controller.vocab.inputs import (
     BetsState,
     BettingChanged,
@@ -24,6 +24,7 @@ from shoe_controller.vocab.inputs import (
     ButtonPressed,
     CardDrawn,
     ControllerStarted,
+    PreviousShoe,
 )
 
 # What the round's clock adds to PUSH_API.md's fields (docs/table.md "Betting").
@@ -304,3 +305,301 @@ def test_cards_and_bets_in_any_order_never_break_the_table(
             assert holds == []  # the studio's rule: never a supervisor asked
         if holds:
             assert driver.table.indicator == (3, 0)
+
+
+def _at(driver: Driver) -> str:
+    return iso_time(driver.clock)
+
+
+@pytest.mark.parametrize(
+    ("opened_as", "closed_as", "kept"),
+    [("G-1", "G-1", "G-1"), (None, "G-9", "G-9"), ("G-1", "G-2", "G-1")],
+    ids=["same-name", "named-late", "first-name-kept"],
+)
+def test_bets_closed_after_the_first_card_are_noted_for_the_supervisor(
+    opened_as: str | None, closed_as: str, kept: str
+) -> None:
+    """The server closes round 1's bets after its first card came (held, early_card = hold):
+    the closing is journaled for round 1, the supervisor told, and the round keeps its time."""
+    driver = Driver(TableConfig(betting="server", early_card="hold", insurance=False))
+    driver.open_shoe()
+    if opened_as is not None:
+        driver.apply(BettingChanged(driver.at(), BetsState.OPEN, 1, 1, opened_as, "n1", "srv"))
+    early = driver.card("9H")
+    assert types_of(early) == ["round.started", "card.dealt", "procedure.alert"]
+    late = driver.apply(
+        BettingChanged(driver.at(), BetsState.CLOSED, 1, 1, closed_as, "n2", "srv-2")
+    )
+    closed_at = _at(driver)
+    assert [(str(event.type), event.round, event.data) for event in late] == [
+        ("bets.closed", 1, {"round": 1, "server_round": kept, "by": "server", "source": "srv-2"}),
+        (
+            "procedure.alert",
+            1,
+            {
+                "code": "bets_closed_late",
+                "text": "the server closed the bets of round 1 after its first card",
+                "needs_supervisor": False,
+            },
+        ),
+    ]
+    assert [hold["code"] for hold in driver.table.view()["holds"]] == ["early_card"]  # stays
+    driver.sup("accept", reason="seen on the video")
+    result = driver.deal("2C KD 5S")[-1]
+    assert result.type == EventType.ROUND_RESULT
+    assert (result.data["bets_closed_at"], result.data["server_round"]) == (closed_at, kept)
+
+
+def test_a_betting_input_the_table_does_not_take_says_which_mode_it_is_in() -> None:
+    texts = {}
+    for betting in ("none", "button", "server"):
+        driver = Driver(TableConfig(betting=betting, insurance=False))
+        driver.open_shoe()
+        for events in (_no_more_bets(driver), _server(driver, "closed", 1, 1, "n")):
+            texts.update({
+                (betting, event.data["text"].split(" refused")[0]): event.data["text"]
+                for event in events
+                if event.data.get("code") == "betting_off"
+            })  # fmt: skip
+    assert texts == {
+        ("none", "the dealer's NO_MORE_BETS button"): "the dealer's NO_MORE_BETS button refused:"
+        " this table's betting = 'none' (docs/table.md 'Betting')",
+        ("none", "the table server's betting messages"): "the table server's betting messages"
+        " refused: this table's betting = 'none' (docs/table.md 'Betting')",
+        ("button", "the table server's betting messages"): "the table server's betting messages"
+        " refused: this table's betting = 'button' (docs/table.md 'Betting')",
+        ("server", "the dealer's NO_MORE_BETS button"): "the dealer's NO_MORE_BETS button refused:"
+        " this table's betting = 'server' (docs/table.md 'Betting')",
+    }
+
+
+def test_the_dealers_button_closes_the_next_round_once_and_never_mid_round() -> None:
+    driver = Driver(TableConfig(betting="button", insurance=False))
+    driver.open_shoe()
+    closed = _no_more_bets(driver)
+    again = _no_more_bets(driver)
+    driver.card("9H")
+    mid_round = _no_more_bets(driver)
+    assert [(str(e.type), e.data) for e in closed + again + mid_round] == [
+        ("bets.closed", {"round": 1, "server_round": None, "by": "button", "source": "scanner"}),
+        (
+            "procedure.alert",
+            {
+                "code": "bets_already_closed",
+                "text": "bets on round 1 are closed already",
+                "needs_supervisor": False,
+            },
+        ),
+        (
+            "procedure.alert",
+            {
+                "code": "bets_already_closed",
+                "text": "NO_MORE_BETS while round 1 is dealt: its bets closed before its first"
+                " card; the next round's open once it is over",
+                "needs_supervisor": False,
+            },
+        ),
+    ]
+
+
+@pytest.mark.parametrize("early_card", ["hold", "void"])
+def test_an_early_card_tells_the_supervisor_what_to_do_or_what_was_done(early_card: str) -> None:
+    driver = Driver(TableConfig(betting="button", early_card=early_card, insurance=False))
+    driver.open_shoe()
+    (alert,) = only(driver.card("9H"), EventType.PROCEDURE_ALERT)
+    opened = "card #3 opened round 1 while its bets were open (R17):"
+    if early_card == "hold":
+        assert alert.data == {
+            "code": "early_card",
+            "text": f"{opened} supervisor: void the round (bets returned), or accept it with a"
+            " reason",
+            "needs_supervisor": True,
+        }
+        (held,) = driver.table.view()["holds"]
+        assert (held["kind"], held["actions"]) == ("early", ["void", "accept", "change_shoe"])
+    else:
+        assert alert.data == {
+            "code": "early_card",
+            "text": f"{opened} the round is void, bets are returned (early_card = void)",
+            "needs_supervisor": False,
+        }
+        assert driver.table.view()["holds"] == []
+
+
+def test_the_status_speaks_of_the_next_round_only() -> None:
+    driver = Driver(TableConfig(betting="server", insurance=False))
+    driver.open_shoe()
+    _server(driver, "open", 1, 1, "n1")
+    opened_at = _at(driver)
+    assert driver.table.view()["betting"] == {
+        "by": "server",
+        "round": 1,
+        "closed": False,
+        "opened_at": opened_at,
+        "closed_at": None,
+        "server_round": "G-1",
+    }
+    _server(driver, "closed", 1, 1, "n2")
+    assert driver.table.view()["betting"] == {
+        "by": "server",
+        "round": 1,
+        "closed": True,
+        "opened_at": opened_at,
+        "closed_at": _at(driver),
+        "server_round": "G-1",
+    }
+    driver.deal("9H 2C KD 5S")
+    assert driver.table.view()["betting"] == {  # round 1's times are not round 2's
+        "by": "server",
+        "round": 2,
+        "closed": False,
+        "opened_at": None,
+        "closed_at": None,
+        "server_round": None,
+    }
+
+
+def test_a_round_voided_on_a_table_without_a_clock_has_push_apis_fields_only() -> None:
+    driver = Driver(TableConfig(insurance=False))
+    driver.open_shoe()
+    driver.deal("9H 2C")
+    (voided,) = only(driver.sup("change_shoe"), EventType.ROUND_VOIDED)
+    assert voided.data == {"reason": "shoe_changed", "cards": ["9H", "2C"]}
+
+
+def test_the_servers_messages_for_another_round_or_said_twice_are_refused_saying_why() -> None:
+    driver = Driver(TableConfig(betting="server", insurance=False))
+    driver.open_shoe()
+    _server(driver, "open", 1, 1, "n1")  # round 1 is the server's G-1
+    refusals = [
+        _server(driver, "closed", 2, 1, "n2"),  # another shoe
+        _server(driver, "closed", 1, 2, "n3"),  # another round
+        driver.apply(BettingChanged(driver.at(), BetsState.CLOSED, 1, 1, "G-7", "n4", "srv")),
+        _server(driver, "open", 1, 1, "n1"),  # said again
+    ]
+    closed = driver.apply(BettingChanged(driver.at(), BetsState.CLOSED, 1, 1, "", "n5", "srv"))
+    refusals.append(_server(driver, "closed", 1, 1, "n6"))
+    assert [[(e.data["code"], e.data["text"]) for e in events] for events in refusals] == [
+        [("wrong_round", "bets closed for shoe 2 round 1: the next round is shoe 1 round 1;"
+          " refused, nothing changed")],
+        [("wrong_round", "bets closed for shoe 1 round 2: the next round is shoe 1 round 1;"
+          " refused, nothing changed")],
+        [("wrong_round", "bets closed for the server's round G-7, but round 1 is its round G-1;"
+          " refused, nothing changed")],
+        [("repeated_message", "the betting message n1 was taken before: refused")],
+        [("bets_already_closed", "bets on round 1 are closed already")],
+    ]  # fmt: skip
+    # Closed without the server's name for the round: the name it gave on opening stays.
+    assert [(str(e.type), e.data["server_round"]) for e in closed] == [("bets.closed", "G-1")]
+    assert driver.table.view()["betting"]["server_round"] == "G-1"
+
+
+def test_a_shoe_changed_before_its_first_round_has_no_dealing_time() -> None:
+    driver = Driver(TableConfig(clock=True, insurance=False))
+    driver.load()
+    opened_at = _at(driver)
+    driver.deal("AS 4C")
+    ended = only(driver.sup("change_shoe"), EventType.SHOE_ENDED)[0]
+    assert (ended.data["opened_at"], ended.data["first_round_at"]) == (opened_at, None)
+    assert ended.data["dealing_seconds"] is None
+
+
+def test_the_clocks_seconds_keep_their_fractions() -> None:
+    driver = Driver(TableConfig(clock=True, insurance=False))
+    driver.clock += 0.25
+    driver.open_shoe()
+    driver.deal("9H 2C KD 5S")
+    driver.clock += 0.5
+    ended = only(driver.sup("change_shoe"), EventType.SHOE_ENDED)[0]
+    assert ended.data["dealing_seconds"] == 4.5  # the first card (9H) to the change
+    driver.clock += 0.125
+    live = driver.load() + driver.deal("AS 4C 9H")
+    (downtime,) = only(live, EventType.SHOE_DOWNTIME)
+    assert (downtime.data["shuffle_seconds"], downtime.data["seconds"]) == (1.125, 4.125)
+
+
+def test_a_previous_shoes_end_is_taken_once_before_the_first_round_only() -> None:
+    def refusals(driver: Driver, shoe: int) -> list[tuple[str, str]]:
+        events = driver.apply(PreviousShoe(driver.at(), shoe))
+        return [(e.data["code"], e.data["text"]) for e in events]
+
+    driver = Driver(TableConfig(clock=True, insurance=False))
+    assert refusals(driver, 5) == [("invalid_input", "previous_shoe 5: this is shoe 1")]
+    assert refusals(driver, 0) == []  # shoe 0 ended: shoe 1's downtime begins
+    ended = iso_time(driver.clock)
+    assert refusals(driver, 0) == [
+        ("invalid_input", "previous_shoe 0: this is shoe 1, its downtime began already")
+    ]
+    driver.open_shoe()
+    (downtime,) = only(driver.card("9H"), EventType.SHOE_DOWNTIME)
+    assert (downtime.data["previous_shoe"], downtime.data["since"]) == (0, ended)
+    fresh = Driver(TableConfig(clock=True, insurance=False))
+    fresh.open_shoe()
+    fresh.card("9H")
+    assert refusals(fresh, 0) == [
+        ("invalid_input", "previous_shoe 0: this is shoe 1, its rounds started")
+    ]
+
+
+def test_the_servers_bets_events_say_for_which_round_by_whom_and_from_where() -> None:
+    driver = Driver(TableConfig(betting="server", insurance=False))
+    driver.open_shoe()
+    events = _server(driver, "open", 1, 1, "n1") + _server(driver, "closed", 1, 1, "n2")
+    assert [(str(e.type), e.data) for e in events] == [
+        ("bets.opened", {"round": 1, "server_round": "G-1", "by": "server", "source": "srv"}),
+        ("bets.closed", {"round": 1, "server_round": "G-1", "by": "server", "source": "srv"}),
+    ]
+    driver.deal("9H 2C KD 5S")
+    # Round 2's bets closed without a name: not round 1's name.
+    (closed,) = driver.apply(BettingChanged(driver.at(), BetsState.CLOSED, 1, 2, "", "n3", "s2"))
+    assert closed.data == {"round": 2, "server_round": None, "by": "server", "source": "s2"}
+
+
+def test_a_round_is_timed_from_its_first_card_read_not_one_entered_by_hand() -> None:
+    driver = Driver(TableConfig(clock=True, insurance=False))
+    driver.load()
+    for counter, name in ((1, "AS"), (2, "4C"), (4, "9H")):  # the counter skips card #3
+        driver.apply(CardDrawn(driver.at(), "scanner", parse_card(name), counter=counter))
+    read_at = _at(driver)  # 9H's time
+    started = only(driver.sup("missed", card="QH"), EventType.ROUND_STARTED)[0]
+    assert started.data["first_card_at"] is None  # QH, the round's first, entered by hand
+    for counter, name in ((5, "2C"), (6, "KD")):
+        events = driver.apply(CardDrawn(driver.at(), "scanner", parse_card(name), counter=counter))
+    result = only(events, EventType.ROUND_RESULT)[0]
+    assert (result.data["first_card_at"], result.data["last_card_at"]) == (read_at, _at(driver))
+    (started,) = only(driver.deal("9S 2D KC 5H"), EventType.ROUND_STARTED)
+    assert started.data["first_card_at"] == iso_time(driver.clock - 3)  # 9S's
+
+
+def test_the_downtime_comes_once_and_the_dealing_time_counts_from_the_first_round() -> None:
+    driver = Driver(TableConfig(clock=True, insurance=False))
+    driver.open_shoe()
+    driver.deal("9H 2C KD 5S")
+    driver.sup("change_shoe")
+    ended_at = _at(driver)
+    driver.load()
+    opened_at = _at(driver)
+    live = driver.deal("AS 4C 9H 2C KD 5S")
+    first_at = iso_time(driver.clock - 3)  # shoe 2's first round: its first card, 9H
+    live += driver.deal("3C 4D 6H 2S")
+    (downtime,) = only(live, EventType.SHOE_DOWNTIME)
+    assert downtime.round is None
+    assert downtime.data == {
+        "previous_shoe": 1,
+        "since": ended_at,
+        "opened_at": opened_at,
+        "until": first_at,
+        "seconds": 4.0,
+        "shuffle_seconds": 1.0,
+    }
+    driver.clock += 100
+    (ended,) = only(driver.sup("change_shoe"), EventType.SHOE_ENDED)
+    assert (ended.data["first_round_at"], ended.data["dealing_seconds"]) == (first_at, 108.0)
+
+
+def test_bets_closed_without_being_opened_show_no_opening() -> None:
+    driver = Driver(TableConfig(betting="server", insurance=False))
+    driver.open_shoe()
+    _server(driver, "closed", 1, 1, "n1")
+    view = driver.table.view()["betting"]
+    assert (view["closed"], view["opened_at"], view["closed_at"]) == (True, None, _at(driver))

@@ -273,9 +273,9 @@ class FairShuffle:
     # ------------------------------------------------------------- unique identities, exact
 
     def _rising_cdf(self, shared: int) -> np.ndarray:
-        """P(R <= r) for r = 0 .. shared // 2 + 2 (kept per size: a report asks twice)."""
+        """P(R <= r) for r = 0 .. shared (kept per size: a report asks twice)."""
         if shared not in self._rising:
-            descents = np.cumsum(descent_distribution(shared, shared // 2 + 1))
+            descents = np.cumsum(descent_distribution(shared, shared - 1))
             self._rising[shared] = np.concatenate(([0.0], np.minimum(descents, 1.0)))
         return self._rising[shared]
 
@@ -285,10 +285,7 @@ class FairShuffle:
             return 1.0
         if value <= 0:
             return 0.0
-        cdf = self._rising_cdf(shared)
-        if value < len(cdf):
-            return float(cdf[value])
-        return float(min(1.0, descent_distribution(shared, value - 1).sum()))
+        return float(self._rising_cdf(shared)[value])
 
     def rising_threshold(self, rate: float, shared: int) -> int:
         """The most rising sequences whose p-value is at or below the rate (alarm: at or below)."""
