@@ -28,7 +28,7 @@ import aiormq.exceptions
 from yarl import URL
 
 from shoe_controller.delivery import pushapi
-from shoe_controller.delivery.amqp_nodes import Nodes, node_name, node_urls, safe_url
+from shoe_controller.delivery.amqp_nodes import NodeLink, Nodes, node_name, node_urls, safe_url
 from shoe_controller.delivery.sink import Backoff, Confirmed, RetryableError, Sink
 from shoe_controller.delivery.tls import client_context
 from shoe_controller.store.journal import OutboxEvent
@@ -113,18 +113,16 @@ class AmqpConfig:
         return options
 
 
-class BrokerLink:
+class BrokerLink(NodeLink):
     """A sink's one connection and channel, to one node at a time: opened on the node to try
     next, left (closed in the background) when it fails, so the next attempt goes to the
     next node without waiting for a dead or blocked node to answer a close."""
 
     def __init__(self, config: AmqpConfig, nodes: Nodes, log: Any) -> None:
+        super().__init__(nodes, log, config.timeout_s)
         self._config = config
-        self.nodes = nodes
-        self._log = log
         self._connection: aio_pika.abc.AbstractConnection | None = None
         self._exchange: aio_pika.abc.AbstractExchange | None = None
-        self._closing: set[asyncio.Task[None]] = set()
 
     async def exchange(self, *, at: float, failures: int) -> aio_pika.abc.AbstractExchange:
         """The open channel's exchange, else a new connection on the first node that takes
@@ -156,30 +154,10 @@ class BrokerLink:
             self._config.exchange, aio_pika.ExchangeType.TOPIC, durable=True
         )
 
-    def failed(self, reason: str) -> None:
-        """The node in use failed (`reason`): leave it; the next attempt tries the next."""
-        self.nodes.failed(reason)
-        self._leave()
-
     def _leave(self) -> None:
         connection, self._connection, self._exchange = self._connection, None, None
         if connection is not None and not connection.is_closed:
-            task = asyncio.get_running_loop().create_task(self._close_quietly(connection))
-            self._closing.add(task)
-            task.add_done_callback(self._closing.discard)
-
-    async def _close_quietly(self, connection: aio_pika.abc.AbstractConnection) -> None:
-        try:
-            await asyncio.wait_for(connection.close(), self._config.timeout_s)
-        except Exception as error:  # a broken connection may fail to close: it is gone
-            self._log.debug("delivery.close_failed", error=repr(error))
-
-    async def close(self) -> None:
-        """Close the connection (the sink stops) and wait for those still closing."""
-        self.nodes.released()
-        self._leave()
-        if self._closing:
-            await asyncio.gather(*self._closing, return_exceptions=True)
+            self._close_later(connection)
 
 
 class AmqpSink(Sink):

@@ -11,6 +11,7 @@ others instead of all moving to the next one in the list.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
 import random
@@ -174,3 +175,42 @@ class Nodes:
             "failovers": self.failover_count,
             "recent_failovers": [failover.to_json() for failover in self._failovers],
         }
+
+
+class NodeLink:
+    """What a sink's link to one node at a time does the same whatever its client: a node
+    that failed is left and its connection closed in the background (a dead or blocked node
+    may never answer a close), so the next attempt goes to the next node at once."""
+
+    def __init__(self, nodes: Nodes, log: Any, timeout_s: float) -> None:
+        self.nodes = nodes
+        self._log = log
+        self._timeout_s = timeout_s
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def _leave(self) -> None:
+        """Forget the connection in use, closing it with `_close_later` (the client's own)."""
+        raise NotImplementedError
+
+    def failed(self, reason: str) -> None:
+        """The node in use failed (`reason`): leave it; the next attempt tries the next."""
+        self.nodes.failed(reason)
+        self._leave()
+
+    def _close_later(self, connection: Any) -> None:
+        task = asyncio.get_running_loop().create_task(self._close_quietly(connection))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _close_quietly(self, connection: Any) -> None:
+        try:
+            await asyncio.wait_for(connection.close(), self._timeout_s)
+        except Exception as error:  # a dead node's connection may fail to close: it is gone
+            self._log.debug("delivery.close_failed", error=repr(error))
+
+    async def close(self) -> None:
+        """Close the connection (the sink stops) and wait for those still closing."""
+        self.nodes.released()
+        self._leave()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)

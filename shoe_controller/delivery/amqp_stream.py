@@ -34,6 +34,7 @@ from shoe_controller.delivery.amqp import HEADER_SEQ, AmqpConfigError, routing_k
 from shoe_controller.delivery.amqp_nodes import (
     DEFAULT_PORTS,
     STREAM,
+    NodeLink,
     Nodes,
     node_name,
     node_urls,
@@ -109,16 +110,14 @@ class StreamConfig:
         return options
 
 
-class StreamLink:
+class StreamLink(NodeLink):
     """A sink's one producer, on one node at a time (the stream declared), left in the
     background when it fails so the next attempt goes to the next node at once."""
 
     def __init__(self, config: StreamConfig, nodes: Nodes, log: Any) -> None:
+        super().__init__(nodes, log, config.timeout_s)
         self._config = config
-        self.nodes = nodes
-        self._log = log
         self._producer: rstream.Producer | None = None
-        self._closing: set[asyncio.Task[None]] = set()
 
     async def producer(self, *, at: float, failures: int) -> rstream.Producer:
         """The started producer, else a new one on the first node that takes it."""
@@ -156,28 +155,10 @@ class StreamLink:
     def reference(self) -> str:
         return self._config.table_id
 
-    def failed(self, reason: str) -> None:
-        self.nodes.failed(reason)
-        self._leave()
-
     def _leave(self) -> None:
         producer, self._producer = self._producer, None
         if producer is not None:
-            task = asyncio.get_running_loop().create_task(self._close_quietly(producer))
-            self._closing.add(task)
-            task.add_done_callback(self._closing.discard)
-
-    async def _close_quietly(self, producer: rstream.Producer) -> None:
-        try:
-            await asyncio.wait_for(producer.close(), self._config.timeout_s)
-        except Exception as error:  # a dead node's connection may fail to close: it is gone
-            self._log.debug("delivery.close_failed", error=repr(error))
-
-    async def close(self) -> None:
-        self.nodes.released()
-        self._leave()
-        if self._closing:
-            await asyncio.gather(*self._closing, return_exceptions=True)
+            self._close_later(producer)
 
 
 class StreamSink(Sink):
