@@ -12,7 +12,7 @@ import csv
 import io
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from shoe_controller.cli.export import table_settings
 from shoe_controller.cli.options import config_option
 from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.cli.shoectl.typed_times import FORMS, TimeTypedError, read_time
-from shoe_controller.game.pace import instant, read_shift, report
+from shoe_controller.game.pace import instant, plain_json, read_shift, report
 from shoe_controller.store.journal import Journal, JournalError
 from shoe_controller.store.queries import JournalReader
 from shoe_controller.table.alerts import HOLD_CODES
@@ -126,18 +126,8 @@ def events_between(
         seq = batch[-1].seq
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
-
-
 def _json(rows: list[dict[str, Any]], start: datetime, end: datetime, shown: Times) -> str:
-    document = {"since": _plain(start), "until_at": _plain(end), "rows": rows}
+    document = {"since": plain_json(start), "until_at": plain_json(end), "rows": rows}
     return json.dumps(shown.in_json(document), indent=2, ensure_ascii=False) + "\n"
 
 

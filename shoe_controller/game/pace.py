@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 HOUR = timedelta(hours=1)
@@ -322,3 +322,15 @@ def _holds(holds: list[HoldTimes]) -> dict[str, dict[str, Any]]:
             "unresolved": len(found) - len(seconds),
         }
     return summary
+
+
+def plain_json(value: Any) -> Any:
+    """Figures as JSON takes them, times in the journal's ISO form (UTC), as the daemon's
+    answers are (`shoectl pace --json`, `shoe-controller report --format json`)."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if isinstance(value, dict):
+        return {key: plain_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain_json(item) for item in value]
+    return value

@@ -9,7 +9,7 @@ this machine's zone like the rest of shoectl (`--utc`: UTC).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import click
@@ -28,7 +28,7 @@ from shoe_controller.cli.shoectl.plumbing import (
 from shoe_controller.cli.shoectl.render import render_pairs, render_table
 from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.cli.shoectl.typed_times import TimeTypedError, read_time
-from shoe_controller.game.pace import pace, read_shift
+from shoe_controller.game.pace import pace, plain_json, read_shift
 from shoe_controller.table.alerts import HOLD_CODES
 
 SHIFT = "-8h"  # the shift, unless --since says otherwise
@@ -77,22 +77,11 @@ def pace_command(*, since: str, until: str, as_json: bool) -> None:
         fail(str(error))
     except AnswerError as error:
         fail(f"{error.text} ({error.code})")
-    figures = _plain(pace(shift, start, end))
+    figures = plain_json(pace(shift, start, end))
     if as_json:
         print_json(figures)
     else:
         out(_text(figures, shown))
-
-
-def _plain(value: Any) -> Any:
-    """The figures as the daemon's answers are: times in the journal's ISO form (UTC)."""
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
 
 
 def _number(value: Any) -> str:
