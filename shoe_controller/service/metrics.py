@@ -17,7 +17,6 @@ came (a card.dealt is counted whatever it hides), labels are codes, device and s
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -34,9 +33,9 @@ from prometheus_client.metrics_core import (
 )
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
-from prometheus_client.utils import floatToGoString
 
 from shoe_controller.service.health import CRITICAL, LEVEL_NAMES, WARNING
+from shoe_controller.service.histogram import Histogram
 from shoe_controller.service.looplag import LoopLag
 from shoe_controller.service.pace_metrics import PaceMetrics
 from shoe_controller.store.journal import StoredEvent
@@ -57,32 +56,6 @@ STAGE_BUCKETS_S = (0.00005, 0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0
 # How late the loop woke (LoopLag ticks ten times a second): a stall shows in the upper ones.
 LAG_BUCKETS_S = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 _LABEL = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
-
-
-class Histogram:
-    """Observations counted per bucket, with their sum; a family's sample on demand."""
-
-    def __init__(self, bounds: Sequence[float]) -> None:
-        self.bounds = tuple(sorted(bounds))
-        self._counts = [0] * len(self.bounds)  # per bucket, not cumulative; above all: count
-        self.count = 0
-        self.sum = 0.0
-
-    def observe(self, value: float) -> None:
-        index = bisect.bisect_left(self.bounds, value)  # the first bound >= value
-        if index < len(self._counts):
-            self._counts[index] += 1
-        self.count += 1
-        self.sum += value
-
-    def buckets(self) -> list[tuple[str, float]]:
-        """Prometheus's cumulative buckets, `+Inf` last."""
-        out, running = [], 0
-        for bound, count in zip(self.bounds, self._counts, strict=True):
-            running += count
-            out.append((floatToGoString(bound), float(running)))
-        out.append(("+Inf", float(self.count)))
-        return out
 
 
 class EventCounts:

@@ -9,16 +9,14 @@ signs in after the daemon started). Nothing names a card (R15).
 
 from __future__ import annotations
 
-import bisect
-import itertools
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
-from prometheus_client.utils import floatToGoString
 
 from shoe_controller.game.pace import instant
+from shoe_controller.service.histogram import Histogram
 from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.events import EventType
 
@@ -29,36 +27,13 @@ DOWNTIME_BUCKETS_S = (60.0, 120.0, 180.0, 300.0, 420.0, 600.0, 900.0, 1200.0, 18
 NO_DEALER = "none"
 
 
-class Buckets:
-    """Observations counted per bucket, with their sum (not kept: a daemon runs for months)."""
-
-    def __init__(self, bounds: tuple[float, ...]) -> None:
-        self.bounds = bounds
-        self._counts = [0] * len(bounds)  # per bucket; above the last bound: only in count
-        self.count = 0
-        self.sum = 0.0
-
-    def observe(self, value: float) -> None:
-        index = bisect.bisect_left(self.bounds, value)  # the first bound >= value
-        if index < len(self._counts):
-            self._counts[index] += 1
-        self.count += 1
-        self.sum += value
-
-    def samples(self) -> list[tuple[str, float]]:
-        """Prometheus's cumulative buckets, `+Inf` last."""
-        cumulative = itertools.accumulate(self._counts)
-        out = [(floatToGoString(b), float(n)) for b, n in zip(self.bounds, cumulative, strict=True)]
-        return [*out, ("+Inf", float(self.count))]
-
-
 class PaceMetrics:
     """The pace since the daemon started: histograms and a counter, from stored events."""
 
     def __init__(self) -> None:
-        self.round_time = Buckets(ROUND_BUCKETS_S)
-        self.wait_time = Buckets(WAIT_BUCKETS_S)
-        self.downtime = Buckets(DOWNTIME_BUCKETS_S)
+        self.round_time = Histogram(ROUND_BUCKETS_S)
+        self.wait_time = Histogram(WAIT_BUCKETS_S)
+        self.downtime = Histogram(DOWNTIME_BUCKETS_S)
         self.by_dealer: Counter[str] = Counter()
         self._dealer = NO_DEALER
         self._round: tuple[datetime, bool, str] | None = None  # first card, trial, dealer
@@ -102,7 +77,7 @@ class PaceMetrics:
              " shuffle or shoe change)", self.downtime),
         ):  # fmt: skip
             family = HistogramMetricFamily(PREFIX + name, text)
-            family.add_metric([], buckets.samples(), buckets.sum)
+            family.add_metric([], buckets.buckets(), buckets.sum)
             yield family
         dealers = CounterMetricFamily(
             PREFIX + "rounds_by_dealer",

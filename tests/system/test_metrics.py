@@ -32,7 +32,7 @@ from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.service.config import ConfigError, from_mapping
 from shoe_controller.service.devices import CardTimes
 from shoe_controller.service.looplag import LoopLag
-from shoe_controller.service.metrics import ACK_BUCKETS_S, DaemonMetrics, Histogram
+from shoe_controller.service.metrics import ACK_BUCKETS_S, DaemonMetrics
 from shoe_controller.service.metrics_http import MetricsServer
 from shoe_controller.store.records import StoredEvent
 
@@ -495,13 +495,6 @@ def test_the_hooks_fill_their_histograms() -> None:
     assert value(page, "shoe_card_ack_seconds_bucket", device="scanner", le="+Inf") == 5
     assert value(page, "shoe_journal_commit_seconds_count") == 5
     assert value(page, "shoe_journal_commit_seconds_sum") == pytest.approx(sum(observed))
-
-
-def test_histogram_buckets_are_cumulative_and_inclusive() -> None:
-    histogram = Histogram((0.1, 1.0))
-    for seconds in (0.1, 0.5, 1.0, 2.0):
-        histogram.observe(seconds)
-    assert histogram.buckets() == [("0.1", 1.0), ("1.0", 3.0), ("+Inf", 4.0)]
 
 
 def test_committed_events_are_counted_by_kind() -> None:
