@@ -45,6 +45,14 @@ KILLED = {1, 3, 36, 24, -24, 152, 255, -11, -9, 37}
 SURVIVED = {0}
 NO_TESTS = {5, 33}
 
+# Written into the scratch tree as its root conftest.py: mutmut stops a mutant's run at its
+# first failing test (-x) and passes the tests in no set order, so a mutant that a unit test
+# kills would still often start a broker or a daemon first. The whole-system tests go last.
+_CHEAP_FIRST = """
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: "system" in item.path.parts)
+"""
+
 # Prints the diff of each mutant named on the command line, as JSON, from mutmut's results.
 _DIFFS = """
 import json, sys
@@ -171,8 +179,8 @@ def setup_cfg(root: Path, options: dict[str, object], module: dict[str, list[str
     """mutmut's [mutmut] section for one module (setup.cfg: lists one item a line)."""
     values = dict(options)
     values["only_mutate"] = module["mutate"]
-    if "also_copy" in module:  # what the tests read besides tests/ (e.g. config/decks)
-        values["also_copy"] = module["also_copy"]
+    # what the tests read besides tests/ (e.g. config/decks), and the test order's conftest
+    values["also_copy"] = [*module.get("also_copy", []), "conftest.py"]
     values["pytest_add_cli_args_test_selection"] = [
         test for test in module["tests"] if (root / test).exists()
     ]
@@ -202,6 +210,7 @@ def prepare(root: Path, work: Path, cfg: str, *, keep: bool) -> None:
         elif source.exists():
             shutil.copy2(source, work / name)
     (work / "setup.cfg").write_text(cfg, encoding="utf-8")
+    (work / "conftest.py").write_text(_CHEAP_FIRST.lstrip(), encoding="utf-8")
 
 
 def mutmut(work: Path, *args: str) -> None:
