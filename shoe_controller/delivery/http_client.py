@@ -243,6 +243,19 @@ class _Wire(asyncio.Protocol):
         return data
 
 
+def _as_failure(error: BaseException, *, deadline_passed: bool, timeout_s: float) -> BaseException:
+    """What `request` raises for `error`: HttpTimeout for its deadline or the system's own
+    timeout (a kernel's connect timeout shorter than ours), HttpError for any other failure on
+    the wire, else `error` itself (an HttpError already, or the caller's cancellation)."""
+    if isinstance(error, TimeoutError):  # before OSError: TimeoutError is one
+        if deadline_passed:
+            return HttpTimeout(f"no whole answer within {timeout_s:g} s")
+        return HttpTimeout(_one_line(f"TimeoutError: {error}"))
+    if isinstance(error, OSError | h11.ProtocolError):  # ssl.SSLError is an OSError
+        return HttpError(_one_line(f"{type(error).__name__}: {error}"))
+    return error
+
+
 class HttpClient:
     """HTTP/1.1 to one origin over one keep-alive connection, one request at a time.
 
@@ -288,20 +301,14 @@ class HttpClient:
         try:
             async with deadline:
                 return await self._exchange(request, body)
-        except TimeoutError as error:  # before OSError: TimeoutError is one
+        except BaseException as error:  # cancelled mid-exchange too: the wire's state is unknown
             self._drop()
-            if deadline.expired():
-                raise HttpTimeout(f"no whole answer within {self._timeout_s:g} s") from None
-            raise HttpTimeout(_one_line(f"TimeoutError: {error}")) from None
-        except HttpError:
-            self._drop()
-            raise
-        except (OSError, h11.ProtocolError) as error:  # ssl.SSLError is an OSError
-            self._drop()
-            raise HttpError(_one_line(f"{type(error).__name__}: {error}")) from None
-        except BaseException:  # cancelled mid-exchange: what is on the wire is unknown
-            self._drop()
-            raise
+            failure = _as_failure(
+                error, deadline_passed=deadline.expired(), timeout_s=self._timeout_s
+            )
+            if failure is error:
+                raise
+            raise failure from None
 
     async def close(self) -> None:
         """Close the connection (a TLS one says so to the server); the next request opens

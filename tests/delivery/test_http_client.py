@@ -10,10 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
+import os
 import re
 import socket
 import ssl
 import struct
+import threading
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -31,6 +34,7 @@ from shoe_controller.delivery.http_client import (
     HttpResponse,
     HttpTimeout,
     Origin,
+    _as_failure,
     parse_base_url,
 )
 
@@ -479,6 +483,76 @@ def test_https_refuses_a_server_it_cannot_verify(
             await client.close()
 
     asyncio.run(scenario())
+
+
+def _tls_server_that_never_answers_close_notify(
+    pki: dict[str, Path], stop: threading.Event
+) -> tuple[int, list[socket.socket]]:
+    """A TLS server (blocking sockets, in a thread) that answers each connection's first
+    request and then never reads again, so the client's close_notify goes unanswered."""
+    context = _server_context(pki)
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        with listener:
+            listener.settimeout(0.1)
+            while not stop.is_set():
+                try:
+                    connection, _ = listener.accept()
+                except TimeoutError:
+                    continue
+                connection.settimeout(SAFETY_TIMEOUT_S)
+                tls = context.wrap_socket(connection, server_side=True)
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += tls.recv(4096)
+                tls.sendall(answer(b"ok"))
+                held.append(tls)  # kept open and never read: no close_notify back
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], held
+
+
+def test_close_gives_up_on_a_tls_server_that_never_answers_within_the_clients_timeout(
+    pki: dict[str, Path],
+) -> None:
+    """close() says goodbye (close_notify) and waits for the server's at most its own timeout,
+    then drops the connection; asyncio alone would wait 30 s (its ssl_shutdown_timeout)."""
+    stop = threading.Event()
+    port, held = _tls_server_that_never_answers_close_notify(pki, stop)
+
+    async def scenario() -> None:
+        trusting = ssl.create_default_context(cafile=pki["ca.pem"])
+        client = HttpClient(
+            f"https://127.0.0.1:{port}", ssl_context=trusting, timeout_s=SHORT_TIMEOUT_S
+        )
+        assert (await client.request("GET", "/", headers={})).text == "ok"
+        await asyncio.wait_for(client.close(), SAFETY_TIMEOUT_S)  # not asyncio's 30 s
+        assert (await client.request("GET", "/again", headers={})).text == "ok"
+        assert len(held) == 2  # the next request went on a new connection
+        await asyncio.wait_for(client.close(), SAFETY_TIMEOUT_S)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        stop.set()
+        for tls in held:
+            tls.close()
+
+
+def test_a_timeout_the_system_gives_before_ours_is_a_timeout_in_its_own_words() -> None:
+    """A kernel's connect timeout (ETIMEDOUT, about 2 minutes) can come before a longer
+    timeout_s: the pit boss reads the system's words, not "within 300 s"."""
+    system = TimeoutError(errno.ETIMEDOUT, os.strerror(errno.ETIMEDOUT))
+    failure = _as_failure(system, deadline_passed=False, timeout_s=300.0)
+    assert isinstance(failure, HttpTimeout)
+    assert str(failure) == f"TimeoutError: [Errno {errno.ETIMEDOUT}] Connection timed out"
+    ours = _as_failure(TimeoutError(), deadline_passed=True, timeout_s=300.0)
+    assert isinstance(ours, HttpTimeout)
+    assert str(ours) == "no whole answer within 300 s"
+    cancelled = asyncio.CancelledError()
+    assert _as_failure(cancelled, deadline_passed=False, timeout_s=1.0) is cancelled
 
 
 # ---------------------------------------------------------------- base URLs
