@@ -17,99 +17,50 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import aio_pika
 import aio_pika.abc
 import aio_pika.exceptions
 import aiormq.exceptions
-from yarl import URL
 
 from shoe_controller.delivery import pushapi
-from shoe_controller.delivery.amqp_nodes import NodeLink, Nodes, node_name, node_urls, safe_url
-from shoe_controller.delivery.sink import Backoff, Confirmed, RetryableError, Sink
-from shoe_controller.delivery.tls import client_context
+from shoe_controller.delivery.amqp_nodes import AMQP, NodeLink, Nodes, node_name, safe_url
+from shoe_controller.delivery.broker_target import (
+    HEADER_SEQ,
+    AmqpConfigError,
+    BrokerConfig,
+    routing_key,
+    signed_message,
+)
+from shoe_controller.delivery.sink import Confirmed, RetryableError, Sink
 from shoe_controller.store.journal import OutboxEvent
 
 __all__ = ["HEADER_SEQ", "AmqpConfig", "AmqpConfigError", "AmqpSink", "routing_key", "safe_url"]
 
-HEADER_SEQ = "X-Shoe-Seq"
-_ROUTING_SAFE = str.maketrans({".": "_", "*": "_", "#": "_"})
-
-
-def routing_key(table_id: str, event_type: str) -> str:
-    """`table.<table id>.<event type>`."""
-    # A table id with a dot would shift every binding's words: routing keys are dotted.
-    return f"table.{table_id.translate(_ROUTING_SAFE)}.{event_type}"
-
-
-class AmqpConfigError(ValueError):
-    """A broker URL or credentials file that cannot be used; the message names it."""
-
 
 @dataclasses.dataclass(frozen=True)
-class AmqpConfig:
-    """Which broker and exchange, and how to sign. Holds file paths, never a secret."""
+class AmqpConfig(BrokerConfig):
+    """Which broker and exchange, and how to sign (broker_target.py)."""
 
-    url: str  # amqp://user@host:5672/vhost or amqps://...; a password in it is allowed;
-    # several nodes of a cluster as its hosts: amqp://user@mq1:5672,mq2:5672,mq3:5672/vhost
-    table_id: str
-    controller_id: str
-    key_file: Path  # the table's PUSH_API.md key: signs each message
+    schemes: ClassVar[tuple[str, str]] = AMQP
     exchange: str = "shoe.events"
-    password_file: Path | None = None  # the broker password, instead of one in the url
-    ca_file: Path | None = None
-    client_cert: Path | None = None
-    client_key: Path | None = None
-    timeout_s: float = 10.0  # to connect, and for a window's confirms
-    window: int = 200  # messages awaiting the broker's confirm at once
-    backoff: Backoff = dataclasses.field(default_factory=Backoff)
-    urls: tuple[str, ...] = ()  # a cluster's nodes, one URL each (then `url` is not used)
-
-    def __post_init__(self) -> None:
-        try:
-            node_urls(self.url, self.urls)
-        except ValueError as error:
-            raise AmqpConfigError(str(error)) from None
-        if not 1 <= self.window <= 10_000:
-            raise AmqpConfigError("window must be 1..10000")
-
-    def __str__(self) -> str:
-        return ", ".join(safe_url(url) for url in self.urls) if self.urls else safe_url(self.url)
-
-    @property
-    def nodes(self) -> tuple[str, ...]:
-        """Each node's URL (one for a single broker)."""
-        return node_urls(self.url, self.urls)
-
-    def routing_key(self, event_type: str) -> str:
-        return routing_key(self.table_id, event_type)
 
     def connect_options(self, node: str | None = None) -> dict[str, Any]:
-        """aio_pika.connect's keywords for `node` (default: the first): the password from
-        its file, TLS from the files."""
-        parts = URL(node if node is not None else self.nodes[0])
-        password = parts.password or ""
-        if self.password_file is not None:
-            try:
-                password = self.password_file.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError) as error:
-                raise AmqpConfigError(f"password_file {self.password_file}: {error}") from None
-        secure = parts.scheme == "amqps"
+        """aio_pika.connect's keywords for `node` (default: the first)."""
+        login = self.login(node)
         options: dict[str, Any] = {
-            "host": parts.host,
-            "port": parts.port or (5671 if secure else 5672),
-            "login": parts.user or "guest",
-            "password": password or "guest",
-            "virtualhost": parts.path[1:] or "/",
+            "host": login.host,
+            "port": login.port,
+            "login": login.user,
+            "password": login.password,
+            "virtualhost": login.vhost,
             "timeout": self.timeout_s,
             "client_properties": {"connection_name": f"shoe-controller {self.controller_id}"},
         }
-        if secure:
+        if login.tls is not None:
             options["ssl"] = True
-            options["ssl_context"] = client_context(self.ca_file, self.client_cert, self.client_key)
+            options["ssl_context"] = login.tls
         return options
 
 
@@ -226,10 +177,7 @@ class AmqpSink(Sink):
         raise error
 
     def _message(self, item: OutboxEvent) -> aio_pika.Message:
-        body = json.dumps(
-            item.to_wire(), separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        ).encode("utf-8")
-        signed = pushapi.signed_headers(self._key, self._config.controller_id, self._clock(), body)
+        body, headers = signed_message(self._key, self._config.controller_id, self._clock(), item)
         return aio_pika.Message(
             body,
             content_type="application/json",
@@ -238,10 +186,7 @@ class AmqpSink(Sink):
             message_id=item.event.id,
             type=item.event.type,
             app_id="shoe-controller",
-            headers={
-                HEADER_SEQ: item.seq,
-                **{name: signed[name] for name in pushapi.SIGNED_HEADERS},
-            },
+            headers=headers,
         )
 
     async def _close(self) -> None:

@@ -21,92 +21,48 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import rstream
 from rstream.recovery import BackOffRecoveryStrategy
-from yarl import URL
 
 from shoe_controller.delivery import pushapi
-from shoe_controller.delivery.amqp import HEADER_SEQ, AmqpConfigError, routing_key
 from shoe_controller.delivery.amqp_nodes import (
-    DEFAULT_PORTS,
     STREAM,
     NodeLink,
     Nodes,
     node_name,
-    node_urls,
-    safe_url,
 )
-from shoe_controller.delivery.sink import Backoff, Confirmed, RetryableError, Sink
-from shoe_controller.delivery.tls import client_context
+from shoe_controller.delivery.broker_target import BrokerConfig, signed_message
+from shoe_controller.delivery.sink import Confirmed, RetryableError, Sink
 from shoe_controller.store.journal import OutboxEvent
 
 HEADER_TYPE = "X-Shoe-Type"  # the event type: AMQP 1.0 has no `type` property
 
 
 @dataclasses.dataclass(frozen=True)
-class StreamConfig:
-    """Which stream on which nodes, and how to sign. Holds file paths, never a secret."""
+class StreamConfig(BrokerConfig):
+    """Which stream on which nodes, and how to sign (broker_target.py). `table_id` is the
+    producer name: one amqp-stream sink per table and stream."""
 
-    url: str  # rabbitmq-stream://user@host:5552/vhost (rabbitmq-stream+tls:// for TLS);
-    # several nodes as its hosts, or `urls`
-    table_id: str  # the producer name: one amqp-stream sink per table and stream
-    controller_id: str
-    key_file: Path
+    schemes: ClassVar[tuple[str, str]] = STREAM
     stream: str = "shoe.events"
-    password_file: Path | None = None
-    ca_file: Path | None = None
-    client_cert: Path | None = None
-    client_key: Path | None = None
-    timeout_s: float = 10.0  # to connect, and for a window's confirms
-    window: int = 200
-    backoff: Backoff = dataclasses.field(default_factory=Backoff)
-    urls: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        try:
-            node_urls(self.url, self.urls, STREAM)
-        except ValueError as error:
-            raise AmqpConfigError(str(error)) from None
-        if not 1 <= self.window <= 10_000:
-            raise AmqpConfigError("window must be 1..10000")
-
-    def __str__(self) -> str:
-        return ", ".join(safe_url(url) for url in self.urls) if self.urls else safe_url(self.url)
-
-    @property
-    def nodes(self) -> tuple[str, ...]:
-        return node_urls(self.url, self.urls, STREAM)
-
-    def routing_key(self, event_type: str) -> str:
-        """The broker sink's routing key, as the message's subject (consumers filter on it)."""
-        return routing_key(self.table_id, event_type)
 
     def producer_options(self, node: str | None = None) -> dict[str, Any]:
         """rstream.Producer's keywords for `node` (default: the first)."""
-        parts = URL(node if node is not None else self.nodes[0])
-        password = parts.password or ""
-        if self.password_file is not None:
-            try:
-                password = self.password_file.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError) as error:
-                raise AmqpConfigError(f"password_file {self.password_file}: {error}") from None
-        secure = parts.scheme == "rabbitmq-stream+tls"
+        login = self.login(node)
         options: dict[str, Any] = {
-            "host": parts.host,
-            "port": parts.port or DEFAULT_PORTS[parts.scheme],
-            "username": parts.user or "guest",
-            "password": password or "guest",
-            "vhost": parts.path[1:] or "/",
+            "host": login.host,
+            "port": login.port,
+            "username": login.user,
+            "password": login.password,
+            "vhost": login.vhost,
             "connection_name": f"shoe-controller {self.controller_id}",
             # the sink retries and moves to the next node itself (Sink's backoff)
             "recovery_strategy": BackOffRecoveryStrategy(enable=False),
         }
-        if secure:
-            options["ssl_context"] = client_context(self.ca_file, self.client_cert, self.client_key)
+        if login.tls is not None:
+            options["ssl_context"] = login.tls
         return options
 
 
@@ -246,10 +202,7 @@ class StreamSink(Sink):
         raise RetryableError(failure, through=through)
 
     def _message(self, item: OutboxEvent) -> rstream.AMQPMessage:
-        body = json.dumps(
-            item.to_wire(), separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        ).encode("utf-8")
-        signed = pushapi.signed_headers(self._key, self._config.controller_id, self._clock(), body)
+        body, headers = signed_message(self._key, self._config.controller_id, self._clock(), item)
         message = rstream.AMQPMessage(
             body=body,
             properties=rstream.Properties(
@@ -258,11 +211,7 @@ class StreamSink(Sink):
                 content_encoding="utf-8",
                 subject=self._config.routing_key(item.event.type),
             ),
-            application_properties={
-                HEADER_SEQ: item.seq,
-                HEADER_TYPE: item.event.type,
-                **{name: signed[name] for name in pushapi.SIGNED_HEADERS},
-            },
+            application_properties={**headers, HEADER_TYPE: item.event.type},
         )
         message.publishing_id = item.seq  # rstream's constructor does not take it (1.1.1)
         return message

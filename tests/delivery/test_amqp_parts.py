@@ -331,3 +331,52 @@ def test_each_message_is_the_event_signed_persistent_and_named_by_its_id(
         assert headers[pushapi.HEADER_CONTROLLER] == CONTROLLER_ID
         assert headers[pushapi.HEADER_TIMESTAMP] == "1790000000"
         assert key.verify("1790000000", message.body, str(headers[pushapi.HEADER_SIGNATURE]))
+
+
+def test_the_stream_sink_logs_in_the_same_way_on_its_own_ports(
+    tmp_path: Path, key_file: Path
+) -> None:
+    pytest.importorskip("rstream", reason="kind amqp-stream needs rstream (not installed here)")
+    from shoe_controller.delivery.amqp_stream import StreamConfig  # noqa: PLC0415
+
+    pki = make_pki(tmp_path)
+    secret = tmp_path / "broker.password"
+    secret.write_text("from-the-file\n", encoding="utf-8")
+    plain = StreamConfig(
+        url="rabbitmq-stream://shoe@mq1,mq2:5560/floor",
+        table_id="07",
+        controller_id=CONTROLLER_ID,
+        key_file=key_file,
+        password_file=secret,
+    )
+    options = plain.producer_options(plain.nodes[0])
+    assert {name: options[name] for name in ("host", "port", "username", "password", "vhost")} == {
+        "host": "mq1",
+        "port": 5552,
+        "username": "shoe",
+        "password": "from-the-file",
+        "vhost": "floor",
+    }
+    assert options["connection_name"] == f"shoe-controller {CONTROLLER_ID}"
+    assert "ssl_context" not in options
+    assert plain.producer_options(plain.nodes[1])["port"] == 5560
+    secure = StreamConfig(
+        url="rabbitmq-stream+tls://127.0.0.1",
+        table_id="07",
+        controller_id=CONTROLLER_ID,
+        key_file=key_file,
+        ca_file=pki["ca.pem"],
+    ).producer_options()
+    assert (secure["port"], secure["username"], secure["password"], secure["vhost"]) == (
+        5551,
+        "guest",
+        "guest",
+        "/",
+    )
+    assert secure["ssl_context"].verify_mode == ssl.CERT_REQUIRED
+    with pytest.raises(AmqpConfigError) as refused:
+        StreamConfig(url="amqp://mq1", table_id="07", controller_id="c", key_file=key_file)
+    assert str(refused.value) == (
+        "url must be rabbitmq-stream://host:port/vhost or rabbitmq-stream+tls://...,"
+        " got 'amqp://mq1'"
+    )
