@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -20,8 +19,15 @@ from typing import Any
 import pytest
 from shoe_testkit.broker import Broker
 from shoe_testkit.broker_session import unique_name
+from shoe_testkit.broker_table import (
+    BROKER,
+    Table,
+    amqp_sink,
+    delivered_all,
+    running,
+    stopped,
+)
 from shoe_testkit.delivery import CONTROLLER_ID, TABLE_ID, write_key
-from shoe_testkit.perfect_dealer import deal_shoe
 from shoe_testkit.waiting import PATIENCE_S, eventually
 
 from shoe_controller.delivery import pushapi
@@ -32,65 +38,10 @@ from shoe_controller.delivery.sink_backlog import SinkBacklog
 from shoe_controller.kit.receiver import FaultPlan, Receiver, ReceiverStore
 from shoe_controller.service.config import from_mapping
 from shoe_controller.service.sink_kinds import build, routes
-from shoe_controller.store.controller import Controller
-from shoe_controller.store.journal import Journal
-from shoe_controller.vocab.cards import Card, Suit
 
 pytestmark = pytest.mark.slow
 
 CONSUMER = Path(__file__).resolve().parents[2] / "docs" / "examples" / "amqp_consumer.py"
-BROKER = "studio"
-
-
-def shoe_inputs() -> list[Any]:
-    """The inputs of a whole correctly dealt 8-deck shoe (some 80 rounds)."""
-    config = from_mapping({"table": {"id": TABLE_ID}}).procedures
-    cards = [Card(rank, suit) for _ in range(8) for rank in range(1, 14) for suit in Suit]
-    random.Random(16).shuffle(cards)
-    return deal_shoe(cards, config, cut_after=400).inputs
-
-
-class Table:
-    """A journal numbering events for the broker sink (and any others), fed a real shoe."""
-
-    def __init__(self, path: Path, routes: dict[str, Callable[[str], bool]]) -> None:
-        self.journal = Journal.open(path, CONTROLLER_ID, routes=routes)
-        self.controller = Controller(from_mapping({}).procedures, self.journal)
-        self.inputs = shoe_inputs()
-        self.fed = 0
-        self.sinks: list[Sink] = []
-
-    def close(self) -> None:
-        self.journal.close()
-
-    def feed(self, count: int | None = None) -> None:
-        end = len(self.inputs) if count is None else min(len(self.inputs), self.fed + count)
-        for item in self.inputs[self.fed : end]:
-            self.controller.submit(item)
-        self.fed = end
-        for sink in self.sinks:
-            sink.notify()
-
-    def expected(self, sink: str) -> list[dict[str, Any]]:
-        return [item.to_wire() for item in self.journal.sinks.events_after(sink, 0, 10**6)]
-
-
-def amqp_sink(table: Table, broker: Broker, key_file: Path, exchange: str, **config: Any) -> Sink:
-    options = {"timeout_s": 2.0, "backoff": Backoff(0.05, 0.5)} | config
-    sink = AmqpSink(
-        BROKER,
-        SinkBacklog(table.journal, BROKER),
-        AmqpConfig(
-            url=broker.url,
-            table_id=TABLE_ID,
-            controller_id=CONTROLLER_ID,
-            key_file=key_file,
-            exchange=exchange,
-            **options,
-        ),
-    )
-    table.sinks.append(sink)
-    return sink
 
 
 def consumer(broker: Broker, exchange: str, queue: str, *args: str) -> list[dict[str, Any]]:
@@ -102,23 +53,6 @@ def consumer(broker: Broker, exchange: str, queue: str, *args: str) -> list[dict
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
-
-
-def delivered_all(sink: Sink) -> Callable[[], bool]:
-    def check() -> bool:
-        status = sink.status()
-        return status.delivered_through == status.last_seq > 0
-
-    return check
-
-
-async def running(sink: Sink) -> asyncio.Task[None]:
-    return asyncio.create_task(sink.run())
-
-
-async def stopped(sink: Sink, task: asyncio.Task[None]) -> None:
-    sink.stop()
-    await asyncio.wait_for(task, PATIENCE_S)
 
 
 @pytest.fixture
@@ -133,7 +67,7 @@ def test_a_whole_shoe_reaches_the_consumers_queue_complete_and_in_order(
     consumer(broker, exchange, queue, "--bind", f"table.{TABLE_ID}.#", "--declare-only")
     table = Table(tmp_path / "journal.db", {BROKER: EventFilter()})
     table.feed()
-    sink = amqp_sink(table, broker, key_file, exchange)
+    sink = amqp_sink(table, broker.url, key_file, exchange)
 
     async def deliver() -> None:
         task = await running(sink)
@@ -174,7 +108,7 @@ def delivered_through_trouble(
     exchange, queue = unique_name("shoe.events"), unique_name("studio.feed")
     consumer(broker, exchange, queue, "--declare-only", *queue_args)
     table = Table(tmp_path / "journal.db", {BROKER: EventFilter()})
-    sink = amqp_sink(table, broker, key_file, exchange, **config)
+    sink = amqp_sink(table, broker.url, key_file, exchange, **config)
 
     async def deliver() -> None:
         task = await running(sink)
@@ -249,7 +183,7 @@ def test_a_filter_that_matches_nothing_numbers_nothing_and_holds_nothing_back(
     routes = {BROKER: EventFilter(("nothing.*",)), "rounds": EventFilter(("round.*",))}
     table = Table(tmp_path / "journal.db", routes)
     table.feed()
-    idle = amqp_sink(table, broker, key_file, exchange)
+    idle = amqp_sink(table, broker.url, key_file, exchange)
 
     async def deliver() -> None:
         task = await running(idle)
