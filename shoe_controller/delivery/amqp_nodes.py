@@ -77,14 +77,14 @@ def safe_url(url: str) -> str:
     userinfo, at, hosts = parts.netloc.rpartition("@")
     if ":" not in userinfo:
         return url
-    user = userinfo.split(":", 1)[0]
+    user = userinfo.partition(":")[0]
     return parts._replace(netloc=f"{user}{at}{hosts}").geturl()
 
 
 def node_name(url: str) -> str:
     """How status and logs name a node: host:port (the scheme's port when none is given)."""
     parts = urllib.parse.urlsplit(url)
-    port = parts.port or DEFAULT_PORTS.get(parts.scheme, 5672)
+    port = parts.port or DEFAULT_PORTS[parts.scheme]  # node_urls took only these schemes
     host = parts.hostname or ""
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
@@ -120,9 +120,9 @@ class Nodes:
     """Which node a sink uses and tries next, and the failovers between them."""
 
     def __init__(self, urls: Sequence[str], rand: Callable[[], float]) -> None:
-        self._order = shuffled(urls, rand) if len(urls) > 1 else list(urls)
+        self._order = shuffled(urls, rand)
         self._next = 0  # where the next connection attempt starts
-        self._in_use: int | None = None  # the node of the open connection
+        self._connected = False  # a connection to node `_next` is open
         self._last_used: int | None = None  # the last node that took a connection
         self._leaving_reason = ""
         self._failovers: collections.deque[Failover] = collections.deque(maxlen=RECENT_FAILOVERS)
@@ -130,7 +130,7 @@ class Nodes:
 
     @property
     def in_use(self) -> str | None:
-        return self._order[self._in_use] if self._in_use is not None else None
+        return self._order[self._next] if self._connected else None
 
     def attempts(self) -> Iterator[tuple[int, str]]:
         """Every node once, from the one to try next: (its index, its URL)."""
@@ -140,7 +140,7 @@ class Nodes:
 
     def connected(self, index: int, at: float, failures: int) -> Failover | None:
         """A connection to node `index` is open; the Failover if it replaces another node."""
-        self._in_use = self._next = index
+        self._next, self._connected = index, True
         previous, self._last_used = self._last_used, index
         if previous is None or previous == index:
             return None
@@ -158,14 +158,13 @@ class Nodes:
     def failed(self, reason: str) -> None:
         """The node in use (or the one last tried) failed: the next attempt starts at the
         node after it."""
-        current = self._in_use if self._in_use is not None else self._next
-        self._in_use = None
-        self._next = (current + 1) % len(self._order)
+        self._connected = False
+        self._next = (self._next + 1) % len(self._order)
         self._leaving_reason = reason
 
     def released(self) -> None:
         """The connection was closed on purpose (the sink stops): no failure."""
-        self._in_use = None
+        self._connected = False
 
     def to_json(self) -> dict[str, Any]:
         """For `shoectl outbox`: the nodes in this sink's order, the one in use, failovers."""
@@ -212,5 +211,5 @@ class NodeLink:
         """Close the connection (the sink stops) and wait for those still closing."""
         self.nodes.released()
         self._leave()
-        if self._closing:
-            await asyncio.gather(*self._closing, return_exceptions=True)
+        if self._closing:  # each one takes its own failure (_close_quietly)
+            await asyncio.gather(*self._closing)

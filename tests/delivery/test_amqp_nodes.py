@@ -6,6 +6,7 @@ hosts, shuffled once per sink and then tried in turn, and each failover recorded
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,63 @@ def test_a_stream_sink_takes_its_nodes_the_same_way(tmp_path: Path) -> None:
     assert stream.table_id == config.table.id  # the producer name the broker de-duplicates by
     options = stream.producer_options(stream.nodes[1])
     assert (options["host"], options["port"], options["vhost"]) == ("mq2", 5553, "floor")
+
+
+def test_a_password_holding_an_at_sign_or_a_colon_is_hidden_all_the_same() -> None:
+    assert safe_url("amqp://shoe:p@ss:w0rd@mq1:5672/floor") == "amqp://shoe@mq1:5672/floor"
+    assert safe_url("amqp://shoe:a:b@mq1,mq2/floor") == "amqp://shoe@mq1,mq2/floor"
+
+
+def test_each_refusal_says_what_a_node_url_must_be_and_names_it() -> None:
+    refusals = {
+        ("amqp://mq1,mq1/", ()): "the same node is listed twice",
+        ("amqp://mq:56x2/", ()): (
+            "url must be amqp://host:port/vhost with a port of digits, got 'amqp://mq:56x2/'"
+        ),
+        ("amqp://x", ("amqp://mq1,mq2/",)): "urls: one host per URL, got 'amqp://mq1,mq2/'",
+    }
+    for (url, urls), text in refusals.items():
+        with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+            node_urls(url, urls)
+    text = (
+        "url must be rabbitmq-stream://host:port/vhost with a port of digits,"
+        " got 'rabbitmq-stream://mq:5x/'"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+        node_urls("rabbitmq-stream://mq:5x/", (), STREAM)
+
+
+def test_a_list_of_stream_urls_is_checked_against_the_stream_schemes() -> None:
+    urls = ("rabbitmq-stream://mq1/floor", "rabbitmq-stream+tls://mq2/floor")
+    assert node_urls("", urls, STREAM) == urls
+    assert [node_name(url) for url in urls] == ["mq1:5552", "mq2:5551"]
+    with pytest.raises(ValueError, match=r"^urls: url must be rabbitmq-stream://"):
+        node_urls("", ("amqp://mq1/",), STREAM)
+
+
+def test_a_sinks_order_is_drawn_from_its_own_random_source() -> None:
+    nodes = [f"amqp://mq{n}/" for n in range(8)]
+    drawn = shuffled(nodes, lambda: 0.25)
+    assert shuffled(nodes, lambda: 0.25) == drawn  # the same draw, the same order
+    assert order_of(Nodes(nodes, lambda: 0.25)) == drawn
+    assert shuffled(nodes, lambda: 0.75) != drawn
+
+
+def test_a_sink_not_yet_connected_uses_no_node_and_shows_none() -> None:
+    nodes = Nodes(["amqp://mq1/", "amqp://mq2/"], random.Random(3).random)
+    assert nodes.in_use is None
+    assert nodes.to_json() == {
+        "nodes": [node_name(url) for url in order_of(nodes)],
+        "in_use": None,
+        "failovers": 0,
+        "recent_failovers": [],
+    }
+
+
+def test_a_move_to_another_node_without_a_failure_says_the_connection_was_closed() -> None:
+    nodes = Nodes(["amqp://mq1/", "amqp://mq2/"], random.Random(5).random)
+    nodes.connected(0, at=1.0, failures=0)
+    nodes.released()
+    failover = nodes.connected(1, at=2.0, failures=0)
+    assert failover is not None
+    assert failover.reason == "the connection was closed"

@@ -66,6 +66,10 @@ def test_a_failed_node_is_left_at_once_and_the_next_attempt_goes_to_the_next_nod
         assert not slow.closed
         assert link.nodes.in_use is None
         assert [url for _, url in link.nodes.attempts()] == order[1:] + order[:1]
+        index, _ = next(link.nodes.attempts())
+        failover = link.nodes.connected(index, at=2.0, failures=1)
+        assert failover is not None
+        assert failover.reason == "ConnectionResetError: gone"  # why the node was left
         await link.close()
         assert slow.closed  # the sink's close waited for it
 
