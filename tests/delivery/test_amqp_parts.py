@@ -285,6 +285,18 @@ def test_every_node_refusing_names_each_and_keeps_the_first_fault() -> None:
     assert error.through is None
 
 
+def test_an_exchange_clash_behind_another_nodes_failure_still_names_the_exchange() -> None:
+    clash = aiormq.exceptions.ChannelPreconditionFailed("inequivalent arg 'type'")
+    error = _refused(
+        [("mq1:5672", ConnectionRefusedError("refused")), ("mq2:5672", clash)], "floor.events"
+    )
+    assert error.fault == (
+        "amqp_exchange_mismatch",
+        "exchange floor.events exists with other settings (it must be a durable topic"
+        " exchange): inequivalent arg 'type'",
+    )
+
+
 def test_nodes_that_only_fail_give_no_fault() -> None:
     error = _refused(
         [("mq1:5672", TimeoutError("slow")), ("mq2:5672", OSError("unreachable"))], "x"

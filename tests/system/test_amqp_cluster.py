@@ -18,7 +18,6 @@ import asyncio
 import dataclasses
 import json
 import os
-import random
 import secrets
 import signal
 import socket
@@ -34,9 +33,9 @@ import pytest
 from shoe_testkit.broker import Cluster, missing
 from shoe_testkit.broker.procs import alive
 from shoe_testkit.broker_session import unique_name
+from shoe_testkit.broker_table import shoe_inputs
 from shoe_testkit.delivery import CONTROLLER_ID, TABLE_ID, write_key
 from shoe_testkit.fs import fill, small_tmpfs
-from shoe_testkit.perfect_dealer import deal_shoe
 from shoe_testkit.rig_checks import shoectl
 from shoe_testkit.waiting import PATIENCE_S, eventually, wait_until
 
@@ -48,7 +47,6 @@ from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.service.config import from_mapping
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
-from shoe_controller.vocab.cards import Card, Suit
 
 pytestmark = pytest.mark.slow
 
@@ -115,14 +113,6 @@ def read_back(cluster: Cluster, index: int, exchange: str, queue: str, last: int
 # ---------------------------------------------------------------------- a sink in this process
 
 
-def shoe_inputs() -> list[Any]:
-    """The inputs of a whole correctly dealt 8-deck shoe."""
-    config = from_mapping({"table": {"id": TABLE_ID}}).procedures
-    cards = [Card(rank, suit) for _ in range(8) for rank in range(1, 14) for suit in Suit]
-    random.Random(30).shuffle(cards)
-    return deal_shoe(cards, config, cut_after=400).inputs
-
-
 class Table:
     """A journal numbering the events for the broker sink, fed a real shoe, and the sink."""
 
@@ -131,7 +121,7 @@ class Table:
             directory / "journal.db", CONTROLLER_ID, routes={SINK: EventFilter()}
         )
         self.controller = Controller(from_mapping({}).procedures, self.journal)
-        self.inputs = shoe_inputs()
+        self.inputs = shoe_inputs(seed=30)
         self.fed = 0
         self.sink: Sink = AmqpSink(
             SINK,

@@ -27,11 +27,11 @@ from shoe_testkit.waiting import PATIENCE_S
 BROKER = "studio"
 
 
-def shoe_inputs() -> list[Any]:
-    """The inputs of a whole correctly dealt 8-deck shoe (some 80 rounds)."""
+def shoe_inputs(seed: int = 16) -> list[Any]:
+    """The inputs of a whole correctly dealt 8-deck shoe (some 80 rounds), shuffled by `seed`."""
     config = from_mapping({"table": {"id": TABLE_ID}}).procedures
     cards = [Card(rank, suit) for _ in range(8) for rank in range(1, 14) for suit in Suit]
-    random.Random(16).shuffle(cards)
+    random.Random(seed).shuffle(cards)
     return deal_shoe(cards, config, cut_after=400).inputs
 
 
