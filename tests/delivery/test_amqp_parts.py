@@ -33,12 +33,14 @@ from shoe_controller.delivery.amqp import (
     _retryable,
     routing_key,
 )
+from shoe_controller.delivery.broker_target import signed_message
 from shoe_controller.delivery.routing import EventFilter
 from shoe_controller.delivery.sink import Backoff
 from shoe_controller.delivery.sink_backlog import SinkBacklog
 from shoe_controller.service.config import from_mapping
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
+from shoe_controller.store.records import OutboxEvent, StoredEvent
 from shoe_controller.vocab.cards import Card, Suit
 
 BROKER = "studio"
@@ -392,3 +394,31 @@ def test_the_stream_sink_logs_in_the_same_way_on_its_own_ports(
         "url must be rabbitmq-stream://host:port/vhost or rabbitmq-stream+tls://...,"
         " got 'amqp://mq1'"
     )
+
+
+def dealer_signed_in(name: str, **data: object) -> OutboxEvent:
+    stored = StoredEvent(
+        seq=9,
+        id=f"{CONTROLLER_ID}:9",
+        type="dealer.signed_in",
+        at="2027-01-15T08:00:00.000000Z",
+        shoe=None,
+        round=None,
+        data={"dealer": name, **data},
+        input_no=4,
+    )
+    return OutboxEvent(seq=3, event=stored)
+
+
+def test_a_body_is_utf_8_as_push_api_md_signs_it_not_escaped(key_file: Path) -> None:
+    key = pushapi.SigningKey.from_file(key_file)
+    body, headers = signed_message(key, CONTROLLER_ID, 1_790_000_000.0, dealer_signed_in("陳美玲"))
+    assert '"dealer":"陳美玲"'.encode() in body  # as the table server's body carries it
+    assert headers[HEADER_SEQ] == 3
+    assert key.verify("1790000000", body, headers[pushapi.HEADER_SIGNATURE])
+
+
+def test_a_number_json_cannot_carry_is_refused_not_sent(key_file: Path) -> None:
+    key = pushapi.SigningKey.from_file(key_file)
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        signed_message(key, CONTROLLER_ID, 0.0, dealer_signed_in("A", minutes=float("nan")))

@@ -96,6 +96,14 @@ def node_of(broker: Broker, host: str = "127.0.0.1") -> str:
     return f"{host}:{broker.port}"
 
 
+def aliases_of(broker: Broker) -> tuple[str, str]:
+    """Two URLs of the one node, as a sink takes two nodes of a cluster: 127.0.0.1 and 127.1
+    are the same address."""
+    alias = broker.url.replace("@127.0.0.1:", "@127.1:")
+    assert alias != broker.url
+    return broker.url, alias
+
+
 def test_each_event_arrives_signed_persistent_in_order_and_the_sink_hangs_up_at_its_end(
     broker: Broker, table: Table, key_file: Path
 ) -> None:
@@ -203,7 +211,7 @@ def test_a_nack_is_retried_and_what_was_confirmed_before_it_counts(
         # a queue that takes 4 messages and refuses the rest: the broker nacks them
         await bound_queue(broker, exchange, **{"x-max-length": 4, "x-overflow": "reject-publish"})
         table.feed(INPUTS)
-        sink = amqp_sink(table, broker.url, key_file, exchange)
+        sink = amqp_sink(table, "", key_file, exchange, urls=aliases_of(broker))
         task = await running(sink)
         status = await eventually(
             lambda: (s := sink.status()).consecutive_failures >= 2 and s, "nacked twice"
@@ -211,6 +219,10 @@ def test_a_nack_is_retried_and_what_was_confirmed_before_it_counts(
         await stopped(sink, task)
         assert status.last_error.startswith("broker refused a message (nack): ")
         assert status.fault is None  # the broker's trouble, retried: no person needed
+        # the node that nacked was left for the next one, for that reason
+        assert status.endpoint["recent_failovers"][0]["reason"].startswith(
+            "broker refused a message (nack): "
+        )
         assert status.delivered_through == 4
         assert table.journal.sinks.marks()[BROKER].delivered_through == 4
 
@@ -243,12 +255,11 @@ def test_an_exchange_of_other_settings_is_a_fault_naming_it(
 def test_a_connection_the_broker_closed_is_left_for_the_next_node_without_a_failure(
     broker: Broker, table: Table, key_file: Path
 ) -> None:
-    """Two URLs of the one node (127.0.0.1 and 127.1 are the same address): the broker
-    closes the idle sink's connection, and the next batch goes out on the other URL, a
-    failover for the closed connection, not a failed attempt."""
+    """Two URLs of the one node (aliases_of): the broker closes the idle sink's connection,
+    and the next batch goes out on the other URL, a failover for the closed connection, not
+    a failed attempt."""
     exchange = unique_name("shoe.events")
-    first, second = (broker.url, broker.url.replace("@127.0.0.1:", "@127.1:"))
-    assert first != second
+    first, second = aliases_of(broker)
 
     async def scenario() -> list[dict[str, Any]]:
         queue = await bound_queue(broker, exchange)
