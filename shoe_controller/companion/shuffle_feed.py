@@ -6,8 +6,11 @@ dealt order as they become public: the burn at `shoe.burned`, a round's cards at
 (`round.result`, `round.voided`), in the order they left the shoe (its `card.dealt` and
 `card.extra` events, R7, R10.3). In squeeze mode a card's identity is taken from its
 `card.revealed` or the result's hands, never before (R15); a card never shown is None (it
-keeps its place and matches nothing). An extra card is burned again by the next round's
-`shoe.burned`: it is placed once, where it came out.
+keeps its place and matches nothing). A position the table lays out again (a correction, a
+missed card put back, R10.1, R10.5) keeps its place with its new card; a card taken out of
+the round as an extra keeps its place without a position, and one pulled with a round's last
+card is placed before the next burn or round. An extra card is burned again by the next
+round's `shoe.burned`: it is placed once, where it came out.
 
 `ShuffleAnalyst` keeps, for every shoe whose previous shoe it read whole (from its
 `shoe.shuffled`), a `ShuffleWatch` with the previous shoe's order as reference, feeds it each
@@ -55,9 +58,10 @@ class ShoeOrder:
         self.ended = False
         self.last_round = 0  # the last round whose cards were placed
         self._round: list[list[Any]] = []  # [position, card] in the order they came out
+        self._dealing = False  # a round started and not ended: its cards are in _round
         self.uids: list[str | None] = []  # each placed card's RFID tag, when the table said
         self._tags: dict[int, tuple[Card | None, str]] = {}  # place in the shoe -> card, tag
-        self._extras: Counter[Card] = Counter()  # placed where they came out, not at the burn
+        self._extras: Counter[Card | None] = Counter()  # placed where they came out, not burned
 
     def feed(self, event: Mapping[str, Any]) -> list[Card | None]:
         """Take one event of this shoe; the cards it made public in dealt order (often none)."""
@@ -67,24 +71,26 @@ class ShoeOrder:
         elif kind == EventType.SHOE_SHUFFLED:
             self.whole = self.whole or not self.cards
         elif kind == EventType.SHOE_BURNED:
-            return self._place(self._burned(data))
+            before = [] if self._dealing else self._flush()  # extras pulled with the last card
+            return before + self._place(self._burned(data))
         elif kind == EventType.ROUND_STARTED:
-            self._round = []
+            self._dealing = True
+            return self._flush()
         elif kind == EventType.CARD_DEALT:
-            self._round.append([data.get("position"), _card(data.get("card"))])
+            self._dealt(data.get("position"), _card(data.get("card")))
         elif kind == EventType.CARD_REVEALED:
             self._reveal(data.get("position"), _card(data.get("card")))
         elif kind == EventType.CARD_EXTRA:
             card = _card(data.get("card"))
-            if card is not None:
-                self._extras[card] += 1
-            self._round.append([None, card])
+            self._extras[card] += 1  # unnamed too (R15): the burn names it no better
+            self._taken_out(card)
         elif kind in ROUND_ENDS:
             if kind == EventType.ROUND_RESULT:
                 self._from_hands("P", data.get("player") or ())
                 self._from_hands("B", data.get("banker") or ())
             if isinstance(event.get("round"), int):
                 self.last_round = event["round"]
+            self._dealing = False
             return self._flush()
         elif kind == EventType.SHOE_ENDED:
             self.ended = True
@@ -98,11 +104,31 @@ class ShoeOrder:
             named += [None] * (count - len(named))  # burned face down: unseen
         burned = []
         for card in named:
-            if card is not None and self._extras[card]:
+            if self._extras[card]:
                 self._extras[card] -= 1  # an extra card, placed where it came out
                 continue
             burned.append(card)
         return burned
+
+    def _dealt(self, position: Any, card: Card | None) -> None:
+        """A card at its position; a position laid out again keeps its place (R10.1, R10.5:
+        the table lays the round out again in dealing order)."""
+        for entry in self._round:
+            if entry[0] is not None and entry[0] == position:
+                entry[1] = card
+                return
+        self._round.append([position, card])
+
+    def _taken_out(self, card: Card | None) -> None:
+        """`card.extra`: the round's last card of that name taken out of it (the supervisor's
+        `extra`, or beyond the round once laid out again) keeps its place, without a position;
+        else a card no position wanted, placed where it came out (R10.2, R10.3)."""
+        if self._dealing:
+            for entry in reversed(self._round):
+                if entry[0] is not None and entry[1] == card:
+                    entry[0] = None
+                    return
+        self._round.append([None, card])
 
     def _reveal(self, position: Any, card: Card | None) -> None:
         for entry in reversed(self._round):
