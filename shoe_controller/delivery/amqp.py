@@ -15,7 +15,6 @@ with an amqp sink (aio-pika stays out of the others).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 from typing import Any, ClassVar
 
@@ -190,8 +189,7 @@ class AmqpSink(Sink):
         )
 
     async def _close(self) -> None:
-        with contextlib.suppress(Exception):
-            await self._link.close()
+        await self._link.close()  # each connection's close takes its own failure (NodeLink)
 
 
 def _refused(refusals: list[tuple[str, BaseException]], exchange: str) -> RetryableError:

@@ -19,7 +19,6 @@ with an amqp-stream sink (rstream stays out of the others).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 from typing import Any, ClassVar
 
@@ -217,5 +216,4 @@ class StreamSink(Sink):
         return message
 
     async def _close(self) -> None:
-        with contextlib.suppress(Exception):
-            await self._link.close()
+        await self._link.close()  # each connection's close takes its own failure (NodeLink)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -92,6 +93,11 @@ async def delivered(sink: Sink) -> None:
     await stopped(sink, task)
 
 
+def connections(broker: Broker) -> list[Any]:
+    """The node's client connections, as rabbitmqctl lists them."""
+    return json.loads(broker.cli.ctl("list_connections", "name", "--formatter", "json"))
+
+
 def node_of(broker: Broker, host: str = "127.0.0.1") -> str:
     return f"{host}:{broker.port}"
 
@@ -114,6 +120,7 @@ def test_each_event_arrives_signed_persistent_in_order_and_the_sink_hangs_up_at_
         table.feed(INPUTS)
         sink = amqp_sink(table, broker.url, key_file, exchange)
         await delivered(sink)
+        assert sink.status().name == BROKER
         assert sink.status().target == f"{safe_url(broker.url)} exchange {exchange}"
         assert sink.status().endpoint == {
             "nodes": [node_of(broker)],
@@ -150,10 +157,7 @@ def test_each_event_arrives_signed_persistent_in_order_and_the_sink_hangs_up_at_
                        "--formatter", "json")
     )  # fmt: skip
     assert {"name": exchange, "type": "topic", "durable": True} in exchanges
-    wait_until(  # the sink's stop closed its connection
-        lambda: json.loads(broker.cli.ctl("list_connections", "name", "--formatter", "json")) == [],
-        "no connection left",
-    )
+    wait_until(lambda: connections(broker) == [], "no connection left")  # the sink's stop
 
 
 def test_only_the_window_waits_for_confirms_and_nothing_unconfirmed_counts(
@@ -163,13 +167,19 @@ def test_only_the_window_waits_for_confirms_and_nothing_unconfirmed_counts(
 
     async def scenario() -> None:
         await bound_queue(broker, exchange)
-        sink = amqp_sink(table, broker.url, key_file, exchange, window=3, timeout_s=1.0)
-        task = await running(sink)
-        await asyncio.to_thread(broker.faults.pause_confirms)  # the memory alarm
-        table.feed(INPUTS)
-        status = await eventually(
-            lambda: (s := sink.status()).consecutive_failures >= 1 and s, "a withheld confirm"
-        )
+        with capture_logs() as logs:
+            sink = amqp_sink(table, broker.url, key_file, exchange, window=3, timeout_s=1.0)
+            task = await running(sink)
+            await asyncio.to_thread(broker.faults.pause_confirms)  # the memory alarm
+            table.feed(INPUTS)
+            status = await eventually(
+                lambda: (s := sink.status()).consecutive_failures >= 1 and s, "a withheld confirm"
+            )
+            # the blocked node reads nothing, a close either: the sink gives that up too
+            await eventually(
+                lambda: any(log["event"] == "delivery.close_failed" for log in logs),
+                "the blocked connection's close given up",
+            )
         assert status.last_error == "broker withholds confirms: 3 of 3 unconfirmed after 1 s"
         assert status.delivered_through is None or status.delivered_through == 0
         assert table.journal.sinks.marks()[BROKER].delivered_through == 0
@@ -219,6 +229,9 @@ def test_a_nack_is_retried_and_what_was_confirmed_before_it_counts(
         await stopped(sink, task)
         assert status.last_error.startswith("broker refused a message (nack): ")
         assert status.fault is None  # the broker's trouble, retried: no person needed
+        await asyncio.to_thread(
+            wait_until, lambda: connections(broker) == [], "the left nodes' connections closed"
+        )
         # the node that nacked was left for the next one, for that reason
         assert status.endpoint["recent_failovers"][0]["reason"].startswith(
             "broker refused a message (nack): "
@@ -269,6 +282,7 @@ def test_a_connection_the_broker_closed_is_left_for_the_next_node_without_a_fail
             table.feed(INPUTS)
             await eventually(delivered_all(sink), "the first events")
             in_use = sink.status().endpoint["in_use"]
+            before_close = time.time()
             await asyncio.to_thread(broker.cli.ctl, "close_all_connections", "--global", "test")
             connection = sink._link._connection
             await eventually(
@@ -281,6 +295,7 @@ def test_a_connection_the_broker_closed_is_left_for_the_next_node_without_a_fail
             await stopped(sink, task)
         assert (status.consecutive_failures, status.last_error) == (0, None)
         (failover,) = status.endpoint["recent_failovers"]
+        assert before_close <= failover["at"] <= time.time()  # the sink's clock: unix seconds
         assert (failover["from"], failover["reason"]) == (
             in_use,
             "the broker closed the connection",
