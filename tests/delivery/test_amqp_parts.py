@@ -37,6 +37,7 @@ from shoe_controller.delivery.broker_target import signed_message
 from shoe_controller.delivery.routing import EventFilter
 from shoe_controller.delivery.sink import Backoff
 from shoe_controller.delivery.sink_backlog import SinkBacklog
+from shoe_controller.delivery.tls import TlsConfigError
 from shoe_controller.service.config import from_mapping
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
@@ -422,3 +423,19 @@ def test_a_number_json_cannot_carry_is_refused_not_sent(key_file: Path) -> None:
     key = pushapi.SigningKey.from_file(key_file)
     with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
         signed_message(key, CONTROLLER_ID, 0.0, dealer_signed_in("A", minutes=float("nan")))
+
+
+def test_a_client_certificate_whose_key_cannot_be_read_is_a_config_error(
+    tmp_path: Path, key_file: Path
+) -> None:
+    pki = make_pki(tmp_path)
+    missing = tmp_path / "no-client.key"
+    secure = config(
+        key_file,
+        url="amqps://shoe@127.0.0.1/tables",
+        ca_file=pki["ca.pem"],
+        client_cert=pki["client.pem"],
+        client_key=missing,
+    )
+    with pytest.raises(TlsConfigError, match=f"^client_cert {pki['client.pem']} / client_key "):
+        secure.connect_options()

@@ -9,6 +9,7 @@ Queues are read here with aio-pika itself, in the test's process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -186,6 +187,51 @@ def test_only_the_window_waits_for_confirms_and_nothing_unconfirmed_counts(
         await asyncio.to_thread(broker.faults.resume_confirms)
         await eventually(delivered_all(sink), "everything once the alarm cleared")
         await stopped(sink, task)
+
+    asyncio.run(scenario())
+
+
+@contextlib.contextmanager
+def suspended(broker: Broker, queue: str) -> Iterator[None]:
+    """Queue `queue`'s process suspended: what is routed to it waits unconfirmed, while
+    messages routed elsewhere (or nowhere) are confirmed at once, out of order."""
+    lookup = f'{{ok, Q}} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"{broker.vhost}">>, queue,'
+    lookup += f' <<"{queue}">>)), sys:%s(amqqueue:get_pid(Q)).'
+    broker.cli.ctl("eval", lookup % "suspend")
+    try:
+        yield
+    finally:
+        broker.cli.ctl("eval", lookup % "resume")
+
+
+def test_confirms_withheld_for_part_of_a_batch_count_what_came_before(
+    broker: Broker, table: Table, key_file: Path
+) -> None:
+    exchange = unique_name("shoe.events")
+    name = unique_name("studio.rounds")
+
+    async def scenario() -> None:
+        async with channel_on(broker) as channel:
+            declared = await channel.declare_exchange(
+                exchange, aio_pika.ExchangeType.TOPIC, durable=True
+            )
+            queue = await channel.declare_queue(name, durable=True)
+            await queue.bind(declared, f"table.{TABLE_ID}.round.#")  # the rest routes nowhere
+        table.feed(INPUTS)
+        sink = amqp_sink(table, broker.url, key_file, exchange, timeout_s=1.0)
+        with suspended(broker, name):
+            task = await running(sink)
+            status = await eventually(
+                lambda: (s := sink.status()).consecutive_failures >= 1 and s, "a withheld confirm"
+            )
+        await eventually(delivered_all(sink), "everything once the queue goes on")
+        await stopped(sink, task)
+        first_round = next(
+            event["seq"] for event in table.expected(BROKER) if event["type"].startswith("round.")
+        )
+        assert first_round > 1
+        assert status.last_error.startswith("broker withholds confirms: ")
+        assert status.delivered_through == first_round - 1  # the batch's confirmed start
 
     asyncio.run(scenario())
 
