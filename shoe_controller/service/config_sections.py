@@ -15,7 +15,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Literal
 
-from shoe_controller.delivery.amqp_nodes import STREAM, node_urls
+from shoe_controller.delivery.amqp_nodes import AMQP, STREAM, node_urls
 from shoe_controller.delivery.routing import HTTP_EXCLUDES_BY_DEFAULT, EventFilter, pattern_problem
 from shoe_controller.store.schema import LEGACY_SINK
 
@@ -117,58 +117,61 @@ class ServerSection(SinkKeys):
 
 
 @dataclass(frozen=True)
-class AmqpSinkSection(SinkKeys):
+class BrokerKeys(SinkKeys):
+    """The keys a broker sink takes alike for an exchange and a stream (docs/amqp.md)."""
+
+    url: str = ""  # each kind's own default; several nodes as its hosts
+    urls: tuple[str, ...] = ()  # a cluster's nodes, one URL each, instead of url (docs/amqp.md)
+    password_file: str = ""
+    key_file: str = "/etc/shoe-controller/table.key"  # signs each message as PUSH_API.md does
+    ca_file: str = ""
+    client_cert: str = ""
+    client_key: str = ""
+    timeout: float = 10.0
+    window: int = 200  # messages awaiting the broker's confirm at once
+
+    def _check_broker(self, default_url: str, schemes: tuple[str, ...]) -> None:
+        if self.urls and self.url != default_url:
+            raise ValueError("give url or urls, not both (url may list several hosts)")
+        node_urls(
+            self.url, self.urls, schemes
+        )  # ValueError: which URL is wrong, without its password
+        if not 1 <= self.window <= 10_000:
+            raise ValueError("window must be 1 to 10000")
+        _check_sink(self)
+
+
+def _check_name(key: str, value: str) -> None:
+    """An exchange's or a stream's name, as RabbitMQ takes it."""
+    if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,255}", value):
+        raise ValueError(f"{key} must be 1-255 letters, digits, '.', '_', ':' or '-'")
+
+
+@dataclass(frozen=True)
+class AmqpSinkSection(BrokerKeys):
     """A [[sink]] of kind "amqp": a message broker's topic exchange (docs/amqp.md)."""
 
     name: str = "broker"
     url: str = _AMQP_URL  # amqps:// for TLS; a password here or in password_file
     exchange: str = "shoe.events"
-    password_file: str = ""
-    key_file: str = "/etc/shoe-controller/table.key"  # signs each message as PUSH_API.md does
-    ca_file: str = ""
-    client_cert: str = ""
-    client_key: str = ""
-    timeout: float = 10.0
-    window: int = 200  # messages awaiting the broker's confirm at once
-    urls: tuple[str, ...] = ()  # a cluster's nodes, one URL each, instead of url (docs/amqp.md)
 
     def __post_init__(self) -> None:
-        if self.urls and self.url != _AMQP_URL:
-            raise ValueError("give url or urls, not both (url may list several hosts)")
-        node_urls(self.url, self.urls)  # ValueError: which URL is wrong, without its password
-        if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,255}", self.exchange):
-            raise ValueError("exchange must be 1-255 letters, digits, '.', '_', ':' or '-'")
-        if not 1 <= self.window <= 10_000:
-            raise ValueError("window must be 1 to 10000")
-        _check_sink(self)
+        self._check_broker(_AMQP_URL, AMQP)
+        _check_name("exchange", self.exchange)
 
 
 @dataclass(frozen=True)
-class StreamSinkSection(SinkKeys):
+class StreamSinkSection(BrokerKeys):
     """A [[sink]] of kind "amqp-stream": a RabbitMQ stream, which drops a republished
     duplicate itself (docs/amqp.md "A queue or a stream")."""
 
     name: str = "stream"
-    url: str = _STREAM_URL  # rabbitmq-stream+tls:// for TLS; several nodes as its hosts
-    urls: tuple[str, ...] = ()  # a cluster's nodes, one URL each, instead of url
+    url: str = _STREAM_URL  # rabbitmq-stream+tls:// for TLS
     stream: str = "shoe.events"  # declared when missing (give it a retention yourself)
-    password_file: str = ""
-    key_file: str = "/etc/shoe-controller/table.key"  # signs each message as PUSH_API.md does
-    ca_file: str = ""
-    client_cert: str = ""
-    client_key: str = ""
-    timeout: float = 10.0
-    window: int = 200  # messages awaiting the broker's confirm at once
 
     def __post_init__(self) -> None:
-        if self.urls and self.url != _STREAM_URL:
-            raise ValueError("give url or urls, not both (url may list several hosts)")
-        node_urls(self.url, self.urls, STREAM)
-        if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,255}", self.stream):
-            raise ValueError("stream must be 1-255 letters, digits, '.', '_', ':' or '-'")
-        if not 1 <= self.window <= 10_000:
-            raise ValueError("window must be 1 to 10000")
-        _check_sink(self)
+        self._check_broker(_STREAM_URL, STREAM)
+        _check_name("stream", self.stream)
 
 
 SinkSection = ServerSection | AmqpSinkSection | StreamSinkSection

@@ -17,7 +17,7 @@ from shoe_controller.delivery.routing import EventFilter
 from shoe_controller.delivery.sink import Sink
 from shoe_controller.delivery.sink_backlog import SinkBacklog
 from shoe_controller.service.config import AmqpSinkSection, Config, ServerSection, SinkSection
-from shoe_controller.service.config_sections import StreamSinkSection
+from shoe_controller.service.config_sections import BrokerKeys, StreamSinkSection
 from shoe_controller.store.journal import Journal
 
 
@@ -39,9 +39,7 @@ def push_config(section: ServerSection, config: Config) -> PushConfig:
     )
 
 
-def _broker_keywords(
-    section: AmqpSinkSection | StreamSinkSection, config: Config
-) -> dict[str, Any]:
+def _broker_keywords(section: BrokerKeys, config: Config) -> dict[str, Any]:
     """What a broker sink's configuration takes alike for an exchange and a stream."""
     return {
         "url": section.url,
