@@ -85,3 +85,19 @@ def journaled(
     except (JournalError, RecordInvalid) as error:
         verb = "were" if plural else "was"
         raise ControlError("not_stored", f"{what} {verb} not stored: {error}") from None
+
+
+def accepted(stored: list[StoredEvent], shoe: int, round_: int, **more: Any) -> dict[str, Any]:
+    """The answer to a surveillance submission the table took: `shoe`, `round`, `more` and the
+    events it stored; ControlError if the table's own check refused it (the checks before
+    submitting should leave none)."""
+    refused = [event for event in stored if event.type == "procedure.alert"]
+    if refused:
+        raise ControlError("refused", str(refused[0].data.get("text")))
+    return {
+        "accepted": True,
+        "shoe": shoe,
+        "round": round_,
+        **more,
+        "events": [event.to_wire() for event in stored],
+    }

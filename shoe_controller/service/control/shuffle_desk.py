@@ -14,7 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from shoe_controller.service.control.requests import ControlError, journaled, optional_int
+from shoe_controller.service.control.requests import (
+    ControlError,
+    accepted,
+    journaled,
+    optional_int,
+)
 from shoe_controller.service.peers import Peer, os_user_note
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import StoredEvent
@@ -82,15 +87,7 @@ class ShuffleDesk:
             self._keep(item.shoe, book.shuffle)
         elif book.shuffle.previous is not None and book.number == item.shoe + 1:
             self._keep(item.shoe, book.shuffle.previous)
-        refused = [event for event in stored if event.type == "procedure.alert"]
-        if refused:  # the table's own check (cannot happen after the ones above)
-            raise ControlError("refused", str(refused[0].data.get("text")))
-        return {
-            "accepted": True,
-            "shoe": item.shoe,
-            "round": item.round,
-            "events": [event.to_wire() for event in stored],
-        }
+        return accepted(stored, item.shoe, item.round)
 
     def _keep(self, shoe: int, record: ShuffleRecord) -> None:
         records = self._kept.setdefault(shoe, [])

@@ -18,7 +18,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from shoe_controller.service.config import Config
-from shoe_controller.service.control.requests import ControlError, journaled, optional_int
+from shoe_controller.service.control.requests import (
+    ControlError,
+    accepted,
+    journaled,
+    optional_int,
+)
 from shoe_controller.service.control.shuffle_desk import COMMANDS as SHUFFLE_COMMANDS
 from shoe_controller.service.control.shuffle_desk import ShuffleDesk
 from shoe_controller.service.peers import Peer, group_refusal, os_user_note
@@ -148,16 +153,7 @@ class SurveillanceDesk:
         book = self._controller.table.book
         if book.number == report.shoe:
             self._keep(report.shoe, book.surveillance)
-        refused = [event for event in stored if event.type == "procedure.alert"]
-        if refused:  # the table's own check (cannot happen after the ones above)
-            raise ControlError("refused", str(refused[0].data.get("text")))
-        return {
-            "accepted": True,
-            "shoe": report.shoe,
-            "round": report.round,
-            "threshold": report.threshold,
-            "events": [event.to_wire() for event in stored],
-        }
+        return accepted(stored, report.shoe, report.round, threshold=report.threshold)
 
     def _check_fresh(self, report: SurveillanceReport) -> None:
         """A report for another shoe, or not newer than the last, is answered `stale` and
