@@ -23,6 +23,13 @@ import dataclasses
 from typing import Any, ClassVar
 
 import rstream
+from rstream.exceptions import (
+    AccessRefused,
+    AuthenticationFailure,
+    SASLAuthenticationFailureLoopback,
+    StreamDoesNotExist,
+    VirtualHostAccessFailure,
+)
 from rstream.recovery import BackOffRecoveryStrategy
 
 from shoe_controller.delivery import pushapi
@@ -78,20 +85,24 @@ class StreamLink(NodeLink):
         """The started producer, else a new one on the first node that takes it."""
         if self._producer is not None:
             return self._producer
-        refusals: list[str] = []
+        refusals: list[tuple[str, RetryableError]] = []
         for index, url in self.nodes.attempts():
             try:
                 self._producer = await asyncio.wait_for(self._open(url), self._config.timeout_s)
             except Exception as error:
                 self._leave()
-                refusals.append(f"{node_name(url)} {type(error).__name__}: {error}")
+                refusals.append((node_name(url), _retryable(error, self._config.stream)))
                 continue
             failover = self.nodes.connected(index, at, failures)
             if failover is not None:
                 self._log.warning("delivery.failover", **failover.to_json())
             return self._producer
-        text = "; ".join(refusals)
-        raise RetryableError(f"no node took the connection: {text}" if len(refusals) > 1 else text)
+        text = "; ".join(f"{node} {refusal}" for node, refusal in refusals)
+        # a refused login is the cluster's, not one node's: the first fault any node gave
+        fault = next((refusal.fault for _, refusal in refusals if refusal.fault), None)
+        if len(refusals) > 1:
+            text = f"no node took the connection: {text}"
+        raise RetryableError(text, fault=fault)
 
     async def _open(self, url: str) -> rstream.Producer:
         producer = rstream.Producer(**self._config.producer_options(url))
@@ -150,8 +161,9 @@ class StreamSink(Sink):
         except RetryableError:
             raise  # no node took the connection
         except Exception as error:
-            self._link.failed(f"{type(error).__name__}: {error}")
-            raise RetryableError(f"{type(error).__name__}: {error}") from None
+            refusal = _retryable(error, self._config.stream)
+            self._link.failed(str(refusal))
+            raise refusal from None
         self._sent_through = stored
         return stored
 
@@ -167,7 +179,7 @@ class StreamSink(Sink):
             if len(answers) >= len(batch):
                 all_answered.set()
 
-        failure = None
+        failure, fault = None, None
         try:
             await asyncio.wait_for(
                 producer.send_batch(
@@ -185,7 +197,8 @@ class StreamSink(Sink):
                 f" unconfirmed after {self._config.timeout_s:g} s"
             )
         except Exception as error:
-            failure = f"{type(error).__name__}: {error}"
+            refusal = _retryable(error, self._config.stream)
+            failure, fault = str(refusal), refusal.fault
         through = None
         for item in batch:
             status = answers.get(item.seq)
@@ -198,7 +211,7 @@ class StreamSink(Sink):
             return Confirmed(through)
         failure = failure or "the broker confirmed part of the batch"
         self._link.failed(failure)
-        raise RetryableError(failure, through=through)
+        raise RetryableError(failure, fault=fault, through=through)
 
     def _message(self, item: OutboxEvent) -> rstream.AMQPMessage:
         body, headers = signed_message(self._key, self._config.controller_id, self._clock(), item)
@@ -217,3 +230,20 @@ class StreamSink(Sink):
 
     async def _close(self) -> None:
         await self._link.close()  # each connection's close takes its own failure (NodeLink)
+
+
+def _retryable(error: BaseException, stream: str) -> RetryableError:
+    """The RetryableError `error` is, with a fault where a person must act, as the broker
+    sink's (amqp.py). rstream's server errors are a response code's name without a text."""
+    name = type(error).__name__
+    text = f"{name}: {error}" if str(error) else name
+    fault = None
+    if isinstance(error, AuthenticationFailure | SASLAuthenticationFailureLoopback):
+        fault = ("amqp_access_refused", f"broker refused our login: {text}")
+    elif isinstance(error, VirtualHostAccessFailure):
+        fault = ("amqp_access_refused", f"broker refused us the vhost: {text}")
+    elif isinstance(error, AccessRefused):
+        fault = ("amqp_access_refused", f"broker refused us stream {stream}: {text}")
+    elif isinstance(error, StreamDoesNotExist):
+        text = f"stream {stream} does not exist (deleted since the sink declared it)"
+    return RetryableError(text, fault=fault)

@@ -229,70 +229,21 @@ def test_the_quorum_queues_leader_sigkilled_loses_nothing(tmp_path: Path, cluste
 
 
 def stream_urls(cluster: Cluster) -> tuple[str, ...]:
-    return tuple(
-        f"rabbitmq-stream://{cluster.user}:{cluster.password}@127.0.0.1:{node.stream_port}"
-        f"/{cluster.vhost}"
-        for node in cluster.nodes
-    )
+    from shoe_testkit.broker_stream import stream_url  # noqa: PLC0415 - needs rstream
 
-
-async def declare_stream(cluster: Cluster, index: int, stream: str) -> None:
-    """A stream declared through node `index` (so it leads it)."""
-    import rstream  # noqa: PLC0415 - only where the stream tests run
-
-    node = cluster.nodes[index]
-    producer = rstream.Producer(
-        "127.0.0.1", node.stream_port, vhost=cluster.vhost, username=cluster.user,
-        password=cluster.password,
-    )  # fmt: skip
-    async with producer:
-        await producer.create_stream(stream)
-
-
-async def read_stream(cluster: Cluster, index: int, stream: str) -> list[Any]:
-    """Everything the stream holds, in order: read from its first offset up to an end marker
-    published after the test's last event (so nothing that came later is missed)."""
-    import rstream  # noqa: PLC0415
-
-    node = cluster.nodes[index]
-    options = {"vhost": cluster.vhost, "username": cluster.user, "password": cluster.password}
-    async with rstream.Producer("127.0.0.1", node.stream_port, **options) as producer:
-        await producer.send_wait(stream, rstream.AMQPMessage(body=b"end of test"))
-    got: list[Any] = []
-    ended = asyncio.Event()
-
-    async def take(message: Any, _context: Any) -> None:
-        if body_of(message) == b"end of test":
-            ended.set()
-        elif not ended.is_set():
-            got.append(message)
-
-    consumer = rstream.Consumer("127.0.0.1", node.stream_port, **options)
-    await consumer.start()
-    try:
-        await consumer.subscribe(
-            stream, take, decoder=rstream.amqp_decoder,
-            offset_specification=rstream.ConsumerOffsetSpecification(rstream.OffsetType.FIRST),
-        )  # fmt: skip
-        await asyncio.wait_for(ended.wait(), PATIENCE_S)
-    finally:
-        await consumer.close()
-    return got
-
-
-def body_of(message: Any) -> bytes:
-    body = message.body
-    return b"".join(body) if isinstance(body, list) else bytes(body)
+    return tuple(stream_url(node) for node in cluster.nodes)
 
 
 def test_a_stream_holds_each_event_once_after_the_sink_sent_them_again(
     tmp_path: Path, cluster: Cluster
 ) -> None:
     pytest.importorskip("rstream", reason="kind amqp-stream needs rstream (not installed here)")
+    from shoe_testkit.broker_stream import body_of, declare_stream, read_stream  # noqa: PLC0415
+
     from shoe_controller.delivery.amqp_stream import StreamConfig, StreamSink  # noqa: PLC0415
 
     stream = unique_name("shoe.stream")
-    asyncio.run(declare_stream(cluster, 0, stream))
+    asyncio.run(declare_stream(cluster.nodes[0], stream))
     assert cluster.leader(stream) == 0
     table = Table(tmp_path, cluster, "unused")
     table.sink = StreamSink(
@@ -326,7 +277,7 @@ def test_a_stream_holds_each_event_once_after_the_sink_sent_them_again(
     asyncio.run(deal())
     expected = table.expected()
     assert expected[-1]["type"] == "shoe.ended"
-    held = asyncio.run(read_stream(cluster, 0, stream))
+    held = asyncio.run(read_stream(cluster.nodes[0], stream))
     # no consumer de-duplication here: the broker kept each event once, in order
     assert [json.loads(body_of(message)) for message in held] == expected
     ids = [message.properties.message_id for message in held]  # AMQP 1.0 gives bytes

@@ -1,0 +1,331 @@
+"""The stream sink's own steps against a real RabbitMQ node with the stream protocol on, a few
+events each (issue 27): the messages as the stream holds them, the resync from what the broker
+stored, a table the broker is ahead of, withheld confirms, a stream deleted under the sink,
+logins and vhosts refused, nodes that refuse. test_amqp_cluster.py deals a whole shoe through
+a cluster's failures; these are quick enough to run against every mutant of amqp_stream.py.
+
+The stream is read back with rstream itself, in the test's process (shoe_testkit.broker_stream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from shoe_testkit.broker import Broker, missing
+from shoe_testkit.broker_session import port_refuses, unique_name
+from shoe_testkit.broker_table import BROKER, Table, delivered_all, running, stopped
+from shoe_testkit.delivery import CONTROLLER_ID, TABLE_ID, write_key
+from shoe_testkit.net import free_port
+from shoe_testkit.waiting import eventually, wait_until
+from structlog.testing import capture_logs
+
+from shoe_controller.delivery import pushapi
+from shoe_controller.delivery.amqp import HEADER_SEQ
+from shoe_controller.delivery.routing import EventFilter
+from shoe_controller.delivery.sink import Sink, SinkStatus
+
+pytest.importorskip("rstream", reason="kind amqp-stream needs rstream (the `stream` extra)")
+
+from shoe_testkit.broker_stream import (  # after the importorskip: rstream checked first
+    body_of,
+    declare_stream,
+    delete_stream,
+    read_stream,
+    stored_through,
+    stream_sink,
+    stream_url,
+    text_of,
+)
+
+from shoe_controller.delivery.amqp_stream import HEADER_TYPE
+
+INPUTS = 24  # a shuffle, a cut, a burn and the first rounds: about 20 events
+
+
+@pytest.fixture(scope="module")
+def node() -> Iterator[Broker]:
+    """One node with the stream protocol for the module (the session's broker has it off)."""
+    reason = missing()
+    if reason is not None:
+        pytest.skip(reason)
+    with Broker(streams=True) as started:
+        yield started
+
+
+@pytest.fixture
+def key_file(tmp_path: Path) -> Path:
+    return write_key(tmp_path)
+
+
+@contextlib.contextmanager
+def fed_table(path: Path) -> Iterator[Table]:
+    table = Table(path, {BROKER: EventFilter()})
+    try:
+        yield table
+    finally:
+        table.close()
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Iterator[Table]:
+    with fed_table(tmp_path / "journal.db") as fed:
+        yield fed
+
+
+async def delivered(sink: Sink) -> None:
+    task = await running(sink)
+    await eventually(delivered_all(sink), "everything confirmed")
+    await stopped(sink, task)
+
+
+async def failing(sink: Sink, times: int = 1) -> SinkStatus:
+    """The sink's status once it failed `times` attempts in a row."""
+    return await eventually(
+        lambda: (s := sink.status()).consecutive_failures >= times and s, "a failed attempt"
+    )
+
+
+def stream_connections(node: Broker) -> list[object]:
+    listed = node.cli.run("rabbitmq-streams", "list_stream_connections", "--formatter", "json")
+    return json.loads(listed)
+
+
+@contextlib.contextmanager
+def suspended(node: Broker, stream: str) -> Iterator[None]:
+    """The stream's writer suspended: what the sink publishes waits, unconfirmed."""
+    lookup = f'{{ok, Q}} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"{node.vhost}">>, queue,'
+    lookup += f' <<"{stream}">>)), sys:%s(amqqueue:get_pid(Q)).'
+    node.cli.ctl("eval", lookup % "suspend")
+    try:
+        yield
+    finally:
+        node.cli.ctl("eval", lookup % "resume")
+
+
+def test_each_event_is_one_signed_message_stored_under_the_tables_producer_name(
+    node: Broker, table: Table, key_file: Path
+) -> None:
+    stream = unique_name("shoe.stream")  # not declared: the sink declares it
+
+    async def scenario() -> list[object]:
+        table.feed(INPUTS)
+        sink = stream_sink(table, (stream_url(node),), key_file, stream)
+        with capture_logs() as logs:
+            await delivered(sink)
+        assert {"event": "delivery.resynced", "sink": BROKER, "stored_through": 0} in [
+            {key: log[key] for key in ("event", "sink", "stored_through") if key in log}
+            for log in logs
+        ]
+        status = sink.status()
+        assert (status.name, status.kind) == (BROKER, "amqp-stream")
+        assert status.target == (
+            f"rabbitmq-stream://{node.user}@127.0.0.1:{node.stream_port}/{node.vhost}"
+            f" stream {stream} producer {TABLE_ID}"
+        )
+        assert node.password not in status.target
+        assert status.endpoint == {
+            "nodes": [f"127.0.0.1:{node.stream_port}"],
+            "in_use": None,  # stopped: released
+            "failovers": 0,
+            "recent_failovers": [],
+            "sent_again": 0,
+        }
+        assert await stored_through(node, stream) == status.delivered_through
+        return await read_stream(node, stream)
+
+    held = asyncio.run(scenario())
+    expected = table.expected(BROKER)
+    assert len(expected) > 15
+    assert [json.loads(body_of(message)) for message in held] == expected
+    key = pushapi.SigningKey.from_file(key_file)
+    for message, event in zip(held, expected, strict=True):
+        properties = message.properties
+        assert text_of(properties.message_id) == event["id"]
+        assert text_of(properties.subject) == f"table.{TABLE_ID}.{event['type']}"
+        assert text_of(properties.content_type) == "application/json"
+        assert text_of(properties.content_encoding) == "utf-8"
+        headers = {text_of(name): value for name, value in message.application_properties.items()}
+        assert headers[HEADER_SEQ] == event["seq"]
+        assert text_of(headers[HEADER_TYPE]) == event["type"]
+        assert text_of(headers[pushapi.HEADER_CONTROLLER]) == CONTROLLER_ID
+        assert key.verify(
+            text_of(headers[pushapi.HEADER_TIMESTAMP]),
+            body_of(message),
+            text_of(headers[pushapi.HEADER_SIGNATURE]),
+        )
+    wait_until(lambda: stream_connections(node) == [], "no stream connection left")
+
+
+def test_a_sink_started_again_begins_where_the_broker_stored_and_sends_nothing_twice(
+    node: Broker, tmp_path: Path, table: Table, key_file: Path
+) -> None:
+    """The daemon's journal replaced by a copy that never saw the confirms (the same events,
+    marks at 0): the broker says what it holds, and only the events after it go out."""
+    stream = unique_name("shoe.stream")
+
+    async def scenario() -> None:
+        await declare_stream(node, stream)  # declared before: taken as it is
+        table.feed(INPUTS)
+        await delivered(stream_sink(table, (stream_url(node),), key_file, stream))
+        stored = await stored_through(node, stream)
+        assert stored == len(table.expected(BROKER))
+        with fed_table(tmp_path / "copy.db") as copy:
+            copy.feed(INPUTS)
+            again = stream_sink(copy, (stream_url(node),), key_file, stream)
+            task = await running(again)
+            await eventually(delivered_all(again), "the copy at the broker's mark")
+            assert again.status().last_delivered_at is None  # nothing delivered: resynced
+            copy.feed(INPUTS)
+            await eventually(delivered_all(again), "the copy's new events")
+            status = again.status()
+            await stopped(again, task)
+            assert status.delivered_through > stored
+            assert status.endpoint["sent_again"] == 0
+            held = await read_stream(node, stream)
+            seqs = [message.application_properties[HEADER_SEQ.encode()] for message in held]
+            assert seqs == list(range(1, status.delivered_through + 1))
+
+    asyncio.run(scenario())
+
+
+def test_a_broker_that_stored_more_than_the_journal_holds_is_a_fault(
+    node: Broker, tmp_path: Path, table: Table, key_file: Path
+) -> None:
+    stream = unique_name("shoe.stream")
+
+    async def scenario() -> None:
+        table.feed(INPUTS)
+        await delivered(stream_sink(table, (stream_url(node),), key_file, stream))
+        with fed_table(tmp_path / "other.db") as other:  # another table under the same name
+            other.feed(4)
+            behind = stream_sink(other, (stream_url(node),), key_file, stream)
+            task = await running(behind)
+            fault = await eventually(lambda: behind.status().fault, "a fault")
+            await stopped(behind, task)
+        assert fault.code == "server_ahead"
+        assert await stored_through(node, stream) == len(table.expected(BROKER))
+
+    asyncio.run(scenario())
+
+
+def test_withheld_confirms_are_a_timeout_and_each_event_is_stored_once_after_it(
+    node: Broker, table: Table, key_file: Path
+) -> None:
+    stream = unique_name("shoe.stream")
+
+    async def scenario() -> None:
+        await declare_stream(node, stream)
+        sink = stream_sink(table, (stream_url(node),), key_file, stream, window=3, timeout_s=1.0)
+        task = await running(sink)
+        table.feed(4)
+        await eventually(delivered_all(sink), "the first events")
+        first = sink.status().delivered_through
+        with suspended(node, stream):
+            table.feed(INPUTS)
+            status = await failing(sink)
+        await eventually(delivered_all(sink), "everything once the stream goes on")
+        await stopped(sink, task)
+        assert status.last_error == "broker withholds confirms: 3 of 3 unconfirmed after 1 s"
+        assert status.fault is None
+        assert status.delivered_through == first
+        assert status.endpoint["in_use"] is None  # the node left after the timeout
+        assert status.endpoint["recent_failovers"] == []  # one node: no move
+        assert sink.status().endpoint["sent_again"] == 3  # the window that timed out
+        held = await read_stream(node, stream)
+        assert [json.loads(body_of(message)) for message in held] == table.expected(BROKER)
+
+    asyncio.run(scenario())
+
+
+def test_a_stream_deleted_under_the_sink_is_named_and_declared_again(
+    node: Broker, table: Table, key_file: Path
+) -> None:
+    stream = unique_name("shoe.stream")
+
+    async def scenario() -> None:
+        sink = stream_sink(table, (stream_url(node),), key_file, stream)
+        task = await running(sink)
+        table.feed(INPUTS)
+        await eventually(delivered_all(sink), "the first events")
+        first = sink.status().delivered_through
+        await delete_stream(node, stream)
+        table.feed(INPUTS)
+        status = await failing(sink)
+        await eventually(delivered_all(sink), "the next events, in the stream declared again")
+        await stopped(sink, task)
+        assert status.last_error == (
+            f"stream {stream} does not exist (deleted since the sink declared it)"
+        )
+        assert status.fault is None
+        held = await read_stream(node, stream)  # the deleted stream's events went with it
+        seqs = [message.application_properties[HEADER_SEQ.encode()] for message in held]
+        assert seqs == list(range(first + 1, sink.status().delivered_through + 1))
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("login", "fault_text"),
+    [
+        ({"password": "wrong"}, "broker refused our login: AuthenticationFailure"),
+        ({"user": "nobody", "password": "pw"}, "broker refused us the vhost:"),
+    ],
+)
+def test_a_login_or_vhost_the_broker_refuses_is_a_fault_for_a_person(
+    node: Broker, table: Table, key_file: Path, login: dict[str, str], fault_text: str
+) -> None:
+    if login.get("user") == "nobody":
+        with contextlib.suppress(Exception):  # the module's node keeps its users
+            node.cli.ctl("add_user", "nobody", "pw")
+    user, password = login.get("user", node.user), login["password"]
+    url = f"rabbitmq-stream://{user}:{password}@127.0.0.1:{node.stream_port}/{node.vhost}"
+
+    async def scenario() -> SinkStatus:
+        table.feed(INPUTS)
+        sink = stream_sink(table, (url,), key_file, unique_name("shoe.stream"))
+        task = await running(sink)
+        status = await eventually(lambda: (s := sink.status()).fault and s, "a fault")
+        await stopped(sink, task)
+        return status
+
+    status = asyncio.run(scenario())
+    assert status.fault is not None
+    assert status.fault.code == "amqp_access_refused"
+    assert status.fault.text.startswith(fault_text)
+    assert status.last_error.startswith(f"127.0.0.1:{node.stream_port} ")
+    assert password not in status.last_error + status.fault.text
+    assert status.delivered_through in (None, 0)
+
+
+def test_nodes_that_refuse_are_named_each_and_a_live_one_after_them_takes_the_events(
+    node: Broker, table: Table, key_file: Path
+) -> None:
+    stream = unique_name("shoe.stream")
+    dead = [free_port(), free_port()]
+    assert all(port_refuses(port) for port in dead)
+    live = stream_url(node)
+    dead_urls = tuple(live.replace(f":{node.stream_port}/", f":{port}/") for port in dead)
+
+    async def scenario() -> None:
+        table.feed(INPUTS)
+        nowhere = stream_sink(table, dead_urls, key_file, stream)
+        task = await running(nowhere)
+        status = await failing(nowhere)
+        await stopped(nowhere, task)
+        names = status.endpoint["nodes"]  # in the order the sink tried them
+        assert sorted(names) == sorted(f"127.0.0.1:{port}" for port in dead)
+        assert status.last_error.startswith(f"no node took the connection: {names[0]} ")
+        assert f"; {names[1]} " in status.last_error
+        assert status.fault is None
+        table.sinks.remove(nowhere)
+        then = stream_sink(table, (dead_urls[0], live), key_file, stream)
+        await delivered(then)
+        assert then.status().endpoint["failovers"] == 0  # its first connection, not a move
+        assert await stored_through(node, stream) == then.status().delivered_through
+
+    asyncio.run(scenario())
