@@ -243,18 +243,17 @@ def derived_entry(lengths: Sequence[int], k: int) -> str | None:
     of the last column in `lengths` (ROADS.md); None before the road starts."""
     if k < 1:
         raise RoadError(f"a derived road looks at least one column back, got {k}")
-    column, row = len(lengths), lengths[-1] if lengths else 0  # 1-based, as ROADS.md counts
+    column = len(lengths)  # 1-based, as ROADS.md counts
     # The road starts at row 2 of column k+1, or at row 1 of column k+2 when that stays empty.
-    if column < k + 1 or (column == k + 1 and row < 2):
+    if column < k + 1 or (column == k + 1 and lengths[-1] < 2):
         return None
+    row = lengths[-1]
     if row == 1:  # a new column: were the two columns before it, k apart, of equal length?
         return RED if lengths[column - 2] == lengths[column - 2 - k] else BLUE
     beside = lengths[column - k - 1]  # column c-k, as long as it is
-    if beside >= row:
-        return RED  # it has an entry at row r
-    if beside == row - 1:
-        return BLUE  # it ends exactly at row r-1
-    return RED  # it ends above r-1: a straight drop
+    # blue when it ends exactly at row r-1; red when it has an entry at row r, and when it
+    # ends above r-1 (a straight drop)
+    return BLUE if beside == row - 1 else RED
 
 
 def derived_sequence(results: Iterable[RoundResult], k: int) -> list[str]:
@@ -290,21 +289,11 @@ def cockroach_pig(results: Iterable[RoundResult], rows: int = ROWS) -> DerivedRo
 def ask_road(results: Sequence[RoundResult]) -> dict[str, dict[str, str | None]]:
     """For a next round won by Banker, and by Player: what each derived road would add
     ("red", "blue", or None where that road would add nothing)."""
-    lengths = column_lengths(results)
-    last_winner = _last_winner(results) if lengths else None
     ask: dict[str, dict[str, str | None]] = {}
     for side in ("banker", "player"):
-        after = [*lengths[:-1], lengths[-1] + 1] if side == last_winner else [*lengths, 1]
+        after = column_lengths([*results, RoundResult(side)])
         ask[side] = {name: derived_entry(after, k) for name, k in DERIVED_ROADS}
     return ask
-
-
-def _last_winner(results: Sequence[RoundResult]) -> str | None:
-    winner = None
-    for result in results:
-        if result.winner != "tie":
-            winner = result.winner
-    return winner
 
 
 def summary(results: Iterable[RoundResult]) -> dict[str, int]:

@@ -385,6 +385,7 @@ def test_ties_at_the_start_and_ties_between_add_nothing_to_derived_roads() -> No
 
 def test_a_shoe_of_only_ties_has_no_derived_road_and_nothing_to_ask() -> None:
     data = roads_json(shoe("T T T"))
+    assert column_lengths(shoe("T T T")) == column_lengths([]) == []
     for name in ("big_eye_boy", "small_road", "cockroach_pig"):
         assert data[name] == {"sequence": [], "cells": []}
     nothing = {"big_eye_boy": None, "small_road": None, "cockroach_pig": None}
@@ -404,6 +405,24 @@ def test_derived_roads_json_have_the_sequence_beside_the_cells() -> None:
     assert data["small_road"] == {"sequence": [], "cells": []}
     one_row = derived_road(shoe("B P P B"), 1, rows=1).to_json()["cells"]
     assert [(cell["column"], cell["row"]) for cell in one_row] == [(0, 0), (1, 0)]
+
+
+def test_every_derived_road_is_drawn_in_the_rows_it_is_given() -> None:
+    # Ten Bankers after B P B P: each derived road ends in a red streak of eight or more,
+    # which on a two-row board turns right along row 2 (a dragon tail) after two cells.
+    results = shoe("B P B P" + " B" * 10)
+    roads = {"big_eye_boy": big_eye_boy, "small_road": small_road, "cockroach_pig": cockroach_pig}
+    two_rows = roads_json(results, rows=2)
+    for name, road in roads.items():
+        drawn = road(results, rows=2)
+        assert max(cell.row for cell in drawn.cells) == 1, name
+        assert max(cell.row for cell in road(results).cells) > 1, name  # six rows by default
+        assert [cell.column for cell in drawn.cells][-3:] == [6, 7, 8], name
+        assert two_rows[name] == drawn.to_json(), name
+    # the tail of the last streak, one column each
+    assert [(c.column, c.row) for c in cockroach_pig(results, rows=2).cells] == [
+        (0, 0), (1, 0), (2, 0), (2, 1), (3, 1), (4, 1), (5, 1), (6, 1), (7, 1), (8, 1),
+    ]  # fmt: skip
 
 
 def test_derived_entry_needs_a_column_to_look_back_to() -> None:
