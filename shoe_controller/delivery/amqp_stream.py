@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import rstream
@@ -179,7 +180,7 @@ class StreamSink(Sink):
             if len(answers) >= len(batch):
                 all_answered.set()
 
-        failure, fault = None, None
+        error = None
         try:
             await asyncio.wait_for(
                 producer.send_batch(
@@ -191,27 +192,14 @@ class StreamSink(Sink):
                 self._config.timeout_s,
             )
             await asyncio.wait_for(all_answered.wait(), self._config.timeout_s)
-        except TimeoutError:
-            failure = (
-                f"broker withholds confirms: {len(batch) - len(answers)} of {len(batch)}"
-                f" unconfirmed after {self._config.timeout_s:g} s"
-            )
-        except Exception as error:
-            refusal = _retryable(error, self._config.stream)
-            failure, fault = str(refusal), refusal.fault
-        through = None
-        for item in batch:
-            status = answers.get(item.seq)
-            if status is None or not status.is_confirmed:
-                if status is not None and failure is None:
-                    failure = f"broker refused a message (code {status.response_code})"
-                break
-            through = item.seq
-        if failure is None and through == batch[-1].seq:
-            return Confirmed(through)
-        failure = failure or "the broker confirmed part of the batch"
-        self._link.failed(failure)
-        raise RetryableError(failure, fault=fault, through=through)
+        except Exception as raised:  # a TimeoutError too: the broker withholds confirms
+            error = raised
+        seqs = [item.seq for item in batch]
+        outcome = _outcome(seqs, answers, error, self._config.stream, self._config.timeout_s)
+        if isinstance(outcome, Confirmed):
+            return outcome
+        self._link.failed(str(outcome))
+        raise outcome
 
     def _message(self, item: OutboxEvent) -> rstream.AMQPMessage:
         body, headers = signed_message(self._key, self._config.controller_id, self._clock(), item)
@@ -247,3 +235,39 @@ def _retryable(error: BaseException, stream: str) -> RetryableError:
     elif isinstance(error, StreamDoesNotExist):
         text = f"stream {stream} does not exist (deleted since the sink declared it)"
     return RetryableError(text, fault=fault)
+
+
+def _outcome(
+    seqs: Sequence[int],
+    answers: Mapping[int, rstream.ConfirmationStatus],
+    error: BaseException | None,
+    stream: str,
+    timeout_s: float,
+) -> Confirmed | RetryableError:
+    """What a batch's sending raised (`error`) and the broker's answers by publishing id say:
+    confirmed through its last message, or the failure, with how far the broker confirmed
+    the batch in order (up to its first message not confirmed)."""
+    failure = None
+    if isinstance(error, TimeoutError):
+        unanswered = sum(1 for seq in seqs if seq not in answers)
+        failure = RetryableError(
+            f"broker withholds confirms: {unanswered} of {len(seqs)} unconfirmed"
+            f" after {timeout_s:g} s"
+        )
+    elif error is not None:
+        failure = _retryable(error, stream)
+    through = None
+    for seq in seqs:
+        status = answers.get(seq)
+        if status is None or not status.is_confirmed:
+            if failure is None:
+                failure = RetryableError(
+                    "the broker confirmed part of the batch"
+                    if status is None
+                    else f"broker refused a message (code {status.response_code})"
+                )
+            break
+        through = seq
+    if failure is None:
+        return Confirmed(seqs[-1])  # every message confirmed
+    return RetryableError(str(failure), fault=failure.fault, through=through)

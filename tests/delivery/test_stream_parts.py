@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from shoe_testkit.broker_table import BROKER, Table
@@ -15,13 +16,20 @@ from shoe_testkit.delivery import CONTROLLER_ID, TABLE_ID, write_key
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp import HEADER_SEQ
 from shoe_controller.delivery.routing import EventFilter
+from shoe_controller.delivery.sink import Confirmed, RetryableError
 from shoe_controller.delivery.sink_backlog import SinkBacklog
 
 pytest.importorskip("rstream", reason="kind amqp-stream needs rstream (not installed here)")
 
-from rstream import exceptions  # after the importorskip
+from rstream import ConfirmationStatus, exceptions  # after the importorskip
 
-from shoe_controller.delivery.amqp_stream import HEADER_TYPE, StreamConfig, StreamSink, _retryable
+from shoe_controller.delivery.amqp_stream import (
+    HEADER_TYPE,
+    StreamConfig,
+    StreamSink,
+    _outcome,
+    _retryable,
+)
 
 
 @pytest.mark.parametrize(
@@ -130,3 +138,47 @@ def test_the_producer_never_recovers_by_itself(tmp_path: Path) -> None:
         key_file=write_key(tmp_path),
     ).producer_options()
     assert options["recovery_strategy"]._enable is False  # rstream has no getter for it
+
+
+def answers(confirmed: list[int], refused: dict[int, int] | None = None) -> dict[int, Any]:
+    """The broker's answers by publishing id: confirms, and refusals with their code."""
+    given = {seq: ConfirmationStatus(seq, True) for seq in confirmed}
+    for seq, code in (refused or {}).items():
+        given[seq] = ConfirmationStatus(seq, False, code)
+    return given
+
+
+def test_a_batch_all_confirmed_is_confirmed_through_its_last_message() -> None:
+    outcome = _outcome([4, 5, 6], answers([6, 4, 5]), None, "s", 1.0)  # in any order
+    assert outcome == Confirmed(6)
+
+
+def test_confirms_withheld_for_part_of_a_batch_count_what_came_before_in_order() -> None:
+    outcome = _outcome([4, 5, 6, 7, 8], answers([4, 5, 7]), TimeoutError(), "s", 2.5)
+    assert isinstance(outcome, RetryableError)
+    assert str(outcome) == "broker withholds confirms: 2 of 5 unconfirmed after 2.5 s"
+    assert outcome.through == 5  # 7's confirm counts only once 6 is confirmed
+    assert outcome.fault is None
+
+
+def test_a_message_the_broker_refused_is_named_by_its_code_and_stops_the_count() -> None:
+    outcome = _outcome([4, 5, 6], answers([4, 6], {5: 16}), None, "s", 1.0)
+    assert isinstance(outcome, RetryableError)
+    assert str(outcome) == "broker refused a message (code 16)"
+    assert (outcome.through, outcome.fault) == (4, None)
+    first = _outcome([4, 5], answers([5], {4: 2}), None, "s", 1.0)
+    assert (str(first), first.through) == ("broker refused a message (code 2)", None)
+
+
+def test_an_error_while_sending_keeps_its_fault_and_what_was_confirmed_before_it() -> None:
+    outcome = _outcome([4, 5, 6], answers([4, 5], {6: 16}), exceptions.AccessRefused(), "s", 1)
+    assert isinstance(outcome, RetryableError)
+    assert str(outcome) == "AccessRefused"  # the error, not the refused message after it
+    assert outcome.fault == ("amqp_access_refused", "broker refused us stream s: AccessRefused")
+    assert outcome.through == 5
+
+
+def test_answers_that_stop_short_without_an_error_are_no_confirm() -> None:
+    outcome = _outcome([4, 5, 6], answers([4, 5]), None, "s", 1.0)
+    assert isinstance(outcome, RetryableError)
+    assert (str(outcome), outcome.through) == ("the broker confirmed part of the batch", 5)

@@ -18,6 +18,7 @@ from shoe_controller.game.pace import (
     instant,
     pace,
     percentile,
+    plain_json,
     read_shift,
     report,
 )
@@ -396,3 +397,19 @@ def test_the_reports_stretch_takes_its_start_and_not_its_end() -> None:
     assert total("06:15:00", "06:20:00")["downtime_seconds"] == 300.0
     hours = report(shift, t("06:20:30.500000"), t("06:40:00"), UTC)
     assert hours[0]["name"] == "2026-11-30T06:00:00+00:00"  # the hour it falls in, whole
+
+
+def test_figures_as_json_have_their_times_in_the_journals_utc_form_at_any_depth() -> None:
+    macau = timezone(timedelta(hours=8))
+    opened = datetime(2026, 11, 30, 14, 1, 2, 345678, tzinfo=macau)
+    figures = {
+        "since": opened,
+        "rows": [{"hour": opened + timedelta(hours=1), "rounds": 61, "pace": 0.5}],
+        "dealer": None,
+    }
+    assert plain_json(figures) == {
+        "since": "2026-11-30T06:01:02.345678Z",
+        "rows": [{"hour": "2026-11-30T07:01:02.345678Z", "rounds": 61, "pace": 0.5}],
+        "dealer": None,
+    }
+    assert plain_json([opened.replace(microsecond=0)]) == ["2026-11-30T06:01:02.000000Z"]

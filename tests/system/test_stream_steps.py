@@ -12,6 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -242,26 +246,39 @@ def test_withheld_confirms_are_a_timeout_and_each_event_is_stored_once_after_it(
     asyncio.run(scenario())
 
 
-def test_a_stream_deleted_under_the_sink_is_named_and_declared_again(
+def test_a_stream_deleted_under_the_sink_is_named_and_declared_again_on_the_next_node(
     node: Broker, table: Table, key_file: Path
 ) -> None:
+    """Two URLs of the one node, as a sink takes two nodes of a cluster (127.0.0.1 and 127.1
+    are the same address): the failed send leaves the first for the second."""
     stream = unique_name("shoe.stream")
+    urls = (stream_url(node), stream_url(node, "127.1"))
+    gone = f"stream {stream} does not exist (deleted since the sink declared it)"
 
     async def scenario() -> None:
-        sink = stream_sink(table, (stream_url(node),), key_file, stream)
+        sink = stream_sink(table, urls, key_file, stream)
         task = await running(sink)
         table.feed(INPUTS)
         await eventually(delivered_all(sink), "the first events")
         first = sink.status().delivered_through
+        in_use = sink.status().endpoint["in_use"]
         await delete_stream(node, stream)
+        before = time.time()
         table.feed(INPUTS)
         status = await failing(sink)
         await eventually(delivered_all(sink), "the next events, in the stream declared again")
+        moved = sink.status().endpoint
         await stopped(sink, task)
-        assert status.last_error == (
-            f"stream {stream} does not exist (deleted since the sink declared it)"
-        )
+        assert status.last_error == gone
         assert status.fault is None
+        (failover,) = moved["recent_failovers"]
+        assert (failover["from"], failover["reason"], failover["after_failures"]) == (
+            in_use,
+            gone,
+            1,
+        )
+        assert failover["to"] == moved["in_use"] != in_use
+        assert before <= failover["at"] <= time.time()  # the sink's clock: unix seconds
         held = await read_stream(node, stream)  # the deleted stream's events went with it
         seqs = [message.application_properties[HEADER_SEQ.encode()] for message in held]
         assert seqs == list(range(first + 1, sink.status().delivered_through + 1))
@@ -274,14 +291,17 @@ def test_a_stream_deleted_under_the_sink_is_named_and_declared_again(
     [
         ({"password": "wrong"}, "broker refused our login: AuthenticationFailure"),
         ({"user": "nobody", "password": "pw"}, "broker refused us the vhost:"),
+        ({"user": "reader", "password": "pw"}, "broker refused us stream shoe.stream."),
     ],
 )
 def test_a_login_or_vhost_the_broker_refuses_is_a_fault_for_a_person(
     node: Broker, table: Table, key_file: Path, login: dict[str, str], fault_text: str
 ) -> None:
-    if login.get("user") == "nobody":
+    if login.get("user") in ("nobody", "reader"):
         with contextlib.suppress(Exception):  # the module's node keeps its users
-            node.cli.ctl("add_user", "nobody", "pw")
+            node.cli.ctl("add_user", login["user"], "pw")
+    if login.get("user") == "reader":  # may read and write, not declare a stream
+        node.cli.ctl("set_permissions", "-p", node.vhost, "reader", "^$", ".*", ".*")
     user, password = login.get("user", node.user), login["password"]
     url = f"rabbitmq-stream://{user}:{password}@127.0.0.1:{node.stream_port}/{node.vhost}"
 
@@ -329,3 +349,54 @@ def test_nodes_that_refuse_are_named_each_and_a_live_one_after_them_takes_the_ev
         assert await stored_through(node, stream) == then.status().delivered_through
 
     asyncio.run(scenario())
+
+
+def test_a_frozen_node_is_a_timeout_and_the_sink_goes_on_when_it_thaws(
+    node: Broker, table: Table, key_file: Path
+) -> None:
+    """The node stopped (SIGSTOP) once the sink's producer is open: the first send declares
+    the producer to the broker, which never answers; the sink gives up after its timeout."""
+    stream = unique_name("shoe.stream")
+
+    async def scenario() -> None:
+        sink = stream_sink(table, (stream_url(node),), key_file, stream, timeout_s=1.0)
+        task = await running(sink)
+        await eventually(lambda: sink.status().state == "idle", "resynced, nothing to send")
+        beam = node.beam_pid
+        assert beam is not None
+        os.kill(beam, signal.SIGSTOP)
+        try:
+            table.feed(INPUTS)
+            status = await failing(sink)
+        finally:
+            os.kill(beam, signal.SIGCONT)
+        await eventually(delivered_all(sink), "everything once the node thawed")
+        await stopped(sink, task)
+        events = len(table.expected(BROKER))
+        assert status.last_error == (
+            f"broker withholds confirms: {events} of {events} unconfirmed after 1 s"
+        )
+        assert status.delivered_through in (None, 0)
+        assert await stored_through(node, stream) == events
+
+    asyncio.run(scenario())
+
+
+def test_a_node_that_never_answers_is_given_up_after_the_timeout(
+    node: Broker, table: Table, key_file: Path
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # takes connections, says nothing
+        port = silent.getsockname()[1]
+        url = stream_url(node).replace(f":{node.stream_port}/", f":{port}/")
+
+        async def scenario() -> SinkStatus:
+            table.feed(INPUTS)
+            sink = stream_sink(table, (url,), key_file, unique_name("shoe.stream"), timeout_s=1.0)
+            task = await running(sink)
+            status = await failing(sink)
+            await stopped(sink, task)
+            return status
+
+        status = asyncio.run(scenario())
+    assert status.last_error == f"127.0.0.1:{port} TimeoutError"
+    assert status.fault is None
