@@ -264,11 +264,16 @@ def test_a_stream_deleted_under_the_sink_is_named_and_declared_again_on_the_next
         in_use = sink.status().endpoint["in_use"]
         await delete_stream(node, stream)
         before = time.time()
-        table.feed(INPUTS)
-        status = await failing(sink)
-        await eventually(delivered_all(sink), "the next events, in the stream declared again")
+        with capture_logs() as logs:
+            table.feed(INPUTS)
+            status = await failing(sink)
+            await eventually(delivered_all(sink), "the next events, in the stream declared again")
         moved = sink.status().endpoint
         await stopped(sink, task)
+        warned = [log for log in logs if log["event"] == "delivery.failover"]
+        assert [(log["from"], log["to"], log["reason"], log["log_level"]) for log in warned] == [
+            (in_use, moved["in_use"], gone, "warning")
+        ]
         assert status.last_error == gone
         assert status.fault is None
         (failover,) = moved["recent_failovers"]
