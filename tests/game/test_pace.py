@@ -5,6 +5,8 @@ the same of a recorded shift through the real commands."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -399,6 +401,17 @@ def test_the_reports_stretch_takes_its_start_and_not_its_end() -> None:
     assert hours[0]["name"] == "2026-11-30T06:00:00+00:00"  # the hour it falls in, whole
 
 
+@pytest.fixture
+def macau_machine(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The machine's own zone UTC+8, as a table PC's may be set."""
+    monkeypatch.setenv("TZ", "CST-8")  # POSIX form: needs no zone database
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("macau_machine")
 def test_figures_as_json_have_their_times_in_the_journals_utc_form_at_any_depth() -> None:
     macau = timezone(timedelta(hours=8))
     opened = datetime(2026, 11, 30, 14, 1, 2, 345678, tzinfo=macau)
@@ -413,3 +426,7 @@ def test_figures_as_json_have_their_times_in_the_journals_utc_form_at_any_depth(
         "dealer": None,
     }
     assert plain_json([opened.replace(microsecond=0)]) == ["2026-11-30T06:01:02.000000Z"]
+    naive_utc = datetime(2026, 11, 30, 6, 1, 2, tzinfo=UTC).replace(tzinfo=None)
+    assert datetime.now().astimezone().utcoffset() == timedelta(hours=8)  # the zone took
+    # a naive time is the machine's: 06:01 in Macau is 22:01 the day before in UTC
+    assert plain_json(naive_utc) == "2026-11-29T22:01:02.000000Z"
