@@ -9,7 +9,6 @@ Queues are read here with aio-pika itself, in the test's process.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -26,9 +25,11 @@ from shoe_testkit.broker_table import (
     BROKER,
     Table,
     amqp_sink,
+    delivered,
     delivered_all,
     running,
     stopped,
+    suspended,
 )
 from shoe_testkit.delivery import CONTROLLER_ID, TABLE_ID, write_key
 from shoe_testkit.net import free_port
@@ -38,7 +39,6 @@ from structlog.testing import capture_logs
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp import HEADER_SEQ, safe_url
 from shoe_controller.delivery.routing import EventFilter
-from shoe_controller.delivery.sink import Sink
 
 INPUTS = 24  # a shuffle, a cut, a burn and the first rounds: about 20 events
 
@@ -86,12 +86,6 @@ async def drained(broker: Broker, name: str) -> list[aio_pika.abc.AbstractIncomi
         while (message := await queue.get(no_ack=True, fail=False)) is not None:
             messages.append(message)
     return messages
-
-
-async def delivered(sink: Sink) -> None:
-    task = await running(sink)
-    await eventually(delivered_all(sink), "everything confirmed")
-    await stopped(sink, task)
 
 
 def connections(broker: Broker) -> list[Any]:
@@ -189,19 +183,6 @@ def test_only_the_window_waits_for_confirms_and_nothing_unconfirmed_counts(
         await stopped(sink, task)
 
     asyncio.run(scenario())
-
-
-@contextlib.contextmanager
-def suspended(broker: Broker, queue: str) -> Iterator[None]:
-    """Queue `queue`'s process suspended: what is routed to it waits unconfirmed, while
-    messages routed elsewhere (or nowhere) are confirmed at once, out of order."""
-    lookup = f'{{ok, Q}} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"{broker.vhost}">>, queue,'
-    lookup += f' <<"{queue}">>)), sys:%s(amqqueue:get_pid(Q)).'
-    broker.cli.ctl("eval", lookup % "suspend")
-    try:
-        yield
-    finally:
-        broker.cli.ctl("eval", lookup % "resume")
 
 
 def test_confirms_withheld_for_part_of_a_batch_count_what_came_before(

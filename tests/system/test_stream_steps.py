@@ -22,7 +22,15 @@ from pathlib import Path
 import pytest
 from shoe_testkit.broker import Broker, missing
 from shoe_testkit.broker_session import port_refuses, unique_name
-from shoe_testkit.broker_table import BROKER, Table, delivered_all, running, stopped
+from shoe_testkit.broker_table import (
+    BROKER,
+    Table,
+    delivered,
+    delivered_all,
+    running,
+    stopped,
+    suspended,
+)
 from shoe_testkit.delivery import CONTROLLER_ID, TABLE_ID, write_key
 from shoe_testkit.net import free_port
 from shoe_testkit.waiting import eventually, wait_until
@@ -81,12 +89,6 @@ def table(tmp_path: Path) -> Iterator[Table]:
         yield fed
 
 
-async def delivered(sink: Sink) -> None:
-    task = await running(sink)
-    await eventually(delivered_all(sink), "everything confirmed")
-    await stopped(sink, task)
-
-
 async def failing(sink: Sink, times: int = 1) -> SinkStatus:
     """The sink's status once it failed `times` attempts in a row."""
     return await eventually(
@@ -97,18 +99,6 @@ async def failing(sink: Sink, times: int = 1) -> SinkStatus:
 def stream_connections(node: Broker) -> list[object]:
     listed = node.cli.run("rabbitmq-streams", "list_stream_connections", "--formatter", "json")
     return json.loads(listed)
-
-
-@contextlib.contextmanager
-def suspended(node: Broker, stream: str) -> Iterator[None]:
-    """The stream's writer suspended: what the sink publishes waits, unconfirmed."""
-    lookup = f'{{ok, Q}} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"{node.vhost}">>, queue,'
-    lookup += f' <<"{stream}">>)), sys:%s(amqqueue:get_pid(Q)).'
-    node.cli.ctl("eval", lookup % "suspend")
-    try:
-        yield
-    finally:
-        node.cli.ctl("eval", lookup % "resume")
 
 
 def test_each_event_is_one_signed_message_stored_under_the_tables_producer_name(

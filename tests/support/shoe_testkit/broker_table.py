@@ -2,14 +2,16 @@
 
 Not a test module. `Table` numbers events for the sinks it is given routes for; `amqp_sink`
 makes an AmqpSink on it with quick retries; `running` and `stopped` start and stop a sink's
-task, and `delivered_all` says when it confirmed everything the journal numbered for it.
+task, `delivered_all` says when it confirmed everything the journal numbered for it and
+`delivered` runs it until then; `suspended` holds a queue's confirms.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +22,10 @@ from shoe_controller.service.config import from_mapping
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
 from shoe_controller.vocab.cards import Card, Suit
+from shoe_testkit.broker import Broker
 from shoe_testkit.delivery import CONTROLLER_ID, TABLE_ID
 from shoe_testkit.perfect_dealer import deal_shoe
-from shoe_testkit.waiting import PATIENCE_S
+from shoe_testkit.waiting import PATIENCE_S, eventually
 
 BROKER = "studio"
 
@@ -97,3 +100,23 @@ async def running(sink: Sink) -> asyncio.Task[None]:
 async def stopped(sink: Sink, task: asyncio.Task[None]) -> None:
     sink.stop()
     await asyncio.wait_for(task, PATIENCE_S)
+
+
+async def delivered(sink: Sink) -> None:
+    """Run `sink` until it confirmed everything the journal numbered for it, then stop it."""
+    task = await running(sink)
+    await eventually(delivered_all(sink), "everything confirmed")
+    await stopped(sink, task)
+
+
+@contextlib.contextmanager
+def suspended(broker: Broker, queue: str) -> Iterator[None]:
+    """Queue `queue`'s process suspended (a stream's: its writer): what is routed to it waits
+    unconfirmed, while messages routed elsewhere (or nowhere) are confirmed at once."""
+    lookup = f'{{ok, Q}} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"{broker.vhost}">>, queue,'
+    lookup += f' <<"{queue}">>)), sys:%s(amqqueue:get_pid(Q)).'
+    broker.cli.ctl("eval", lookup % "suspend")
+    try:
+        yield
+    finally:
+        broker.cli.ctl("eval", lookup % "resume")
