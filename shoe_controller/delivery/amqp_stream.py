@@ -112,9 +112,8 @@ class StreamLink(NodeLink):
         await producer.create_stream(self._config.stream, exists_ok=True)
         return producer
 
-    async def last_stored(self) -> int:
+    async def last_stored(self, producer: rstream.Producer) -> int:
         """The last publishing id the broker stored for our producer name (0: none)."""
-        producer = await self.producer(at=0.0, failures=0)
         client = await producer.default_client
         return int(await client.query_publisher_sequence(self._config.stream, self.reference))
 
@@ -157,10 +156,10 @@ class StreamSink(Sink):
         # The broker knows what it stored for our producer name: that is where we are. More
         # than the journal's last seq is another table's producer or a replaced journal
         # (Sink raises server_ahead); less, a stream truncated by its retention: sent again.
+        # a failover here is recorded at its time, after the failures that led to it
+        producer = await self._link.producer(at=self._clock(), failures=self._failures)
         try:
-            stored = await self._link.last_stored()
-        except RetryableError:
-            raise  # no node took the connection
+            stored = await self._link.last_stored(producer)
         except Exception as error:
             refusal = _retryable(error, self._config.stream)
             self._link.failed(str(refusal))
