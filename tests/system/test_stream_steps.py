@@ -16,7 +16,7 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -38,6 +38,7 @@ from structlog.testing import capture_logs
 
 from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp import HEADER_SEQ
+from shoe_controller.delivery.amqp_nodes import shuffled
 from shoe_controller.delivery.routing import EventFilter
 from shoe_controller.delivery.sink import Sink, SinkStatus
 
@@ -397,3 +398,72 @@ def test_a_node_that_never_answers_is_given_up_after_the_timeout(
         status = asyncio.run(scenario())
     assert status.last_error == f"127.0.0.1:{port} TimeoutError"
     assert status.fault is None
+
+
+QUERY_PUBLISHER_SEQUENCE = 5  # the stream protocol's key for "what did this producer store"
+
+
+@contextlib.asynccontextmanager
+async def hanging_up_on_the_query(port: int) -> AsyncIterator[int]:
+    """A TCP proxy to the node's stream port that passes every frame on until a client asks
+    what a producer stored, and hangs up then: the producer opens, the resync's query fails.
+    Yields the proxy's port."""
+
+    async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, cut: bool) -> None:
+        buffer = b""
+        try:
+            while data := await reader.read(65536):
+                buffer += data
+                while len(buffer) >= 6:  # a frame: its size (4 bytes), then its key (2)
+                    end = 4 + int.from_bytes(buffer[:4], "big")
+                    if len(buffer) < end:
+                        break
+                    if cut and int.from_bytes(buffer[4:6], "big") == QUERY_PUBLISHER_SEQUENCE:
+                        return
+                    writer.write(buffer[:end])
+                    buffer = buffer[end:]
+                await writer.drain()
+        finally:
+            writer.close()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        node_reader, node_writer = await asyncio.open_connection("127.0.0.1", port)
+        await asyncio.gather(
+            pump(reader, node_writer, cut=True),
+            pump(node_reader, writer, cut=False),
+            return_exceptions=True,
+        )
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+
+
+def test_a_node_lost_while_resyncing_is_a_failover_at_its_time_after_its_failures(
+    node: Broker, table: Table, key_file: Path
+) -> None:
+    stream = unique_name("shoe.stream")
+    live = stream_url(node)
+
+    async def scenario() -> None:
+        async with hanging_up_on_the_query(node.stream_port) as port:
+            cut = live.replace(f":{node.stream_port}/", f":{port}/")
+            urls = (cut, live)
+            if shuffled(urls, lambda: 0.0)[0] != cut:  # the proxy tried first
+                urls = (live, cut)
+            table.feed(INPUTS)
+            before = time.time()
+            sink = stream_sink(table, urls, key_file, stream)
+            await delivered(sink)
+        (failover,) = sink.status().endpoint["recent_failovers"]
+        assert (failover["from"], failover["to"]) == (
+            f"127.0.0.1:{port}",
+            f"127.0.0.1:{node.stream_port}",
+        )
+        assert failover["after_failures"] == 1
+        assert before <= failover["at"] <= time.time()  # the sink's clock, not 1970
+        assert await stored_through(node, stream) == len(table.expected(BROKER))
+
+    asyncio.run(scenario())
