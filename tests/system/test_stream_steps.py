@@ -456,7 +456,9 @@ def test_a_node_lost_while_resyncing_is_a_failover_at_its_time_after_its_failure
             table.feed(INPUTS)
             before = time.time()
             sink = stream_sink(table, urls, key_file, stream)
-            await delivered(sink)
+            with capture_logs() as logs:
+                await delivered(sink)
+        first_failure = next(log for log in logs if log["event"] == "delivery.retry")
         (failover,) = sink.status().endpoint["recent_failovers"]
         assert (failover["from"], failover["to"]) == (
             f"127.0.0.1:{port}",
@@ -464,6 +466,8 @@ def test_a_node_lost_while_resyncing_is_a_failover_at_its_time_after_its_failure
         )
         assert failover["after_failures"] == 1
         assert before <= failover["at"] <= time.time()  # the sink's clock, not 1970
+        # left for what the query raised, as the sink's retry said it
+        assert failover["reason"] == first_failure["reason"] != "the connection was closed"
         assert await stored_through(node, stream) == len(table.expected(BROKER))
 
     asyncio.run(scenario())
