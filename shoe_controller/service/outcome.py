@@ -29,7 +29,7 @@ log = structlog.get_logger("daemon")
 
 EXIT_OUTCOME_UNKNOWN = 1  # the disk failed a commit: restart and let recovery check
 DISK_FAILED = "journal commit failed on the disk: restarting to check the journal"
-# The same way out for a journal another process wrote behind the daemon's back (issue 38):
+# The same way out for a journal another process wrote behind the daemon's back:
 # the counters it keeps in memory are stale, and only a fresh start reads them from the file.
 WRITTEN_ELSEWHERE = (
     "the journal was written by another process: restarting to rebuild the table from it"

@@ -1,4 +1,4 @@
-"""A journal written behind its writer's back (issue 38, docs/journal.md "One daemon a
+"""A journal written behind its writer's back (docs/journal.md "One daemon a
 journal"): the writer keeps the counters in memory, so its next record collides with what the
 other one stored ("UNIQUE constraint failed: inputs.input_no"). That collision is told apart
 from any other as JournalWrittenElsewhere, naming the numbers; the controller stores nothing
