@@ -53,6 +53,9 @@ def programs() -> tuple[Program, ...]:
         "never shipped, never logged.\n"
         ".TP\n.I /var/lib/shoe\\-controller/journal.db\n"
         "The journal: every input and event of the table.\n"
+        ".TP\n.I /var/lib/shoe\\-controller/journal.db.lock\n"
+        "The daemon's lock on the journal (a flock, with its PID written in it): one daemon a "
+        "journal. Never delete it; the kernel frees the lock when the daemon ends.\n"
         f".TP\n.I {DEFAULT_SOCKET.replace('-', chr(92) + '-')}\n"
         "The control socket shoectl talks to.\n"
     )
@@ -69,7 +72,9 @@ def programs() -> tuple[Program, ...]:
                 (
                     "EXIT STATUS",
                     "0 on success. \\fBrun\\fR exits 1, with one line naming the key, when the "
-                    "configuration or a file it names cannot be used.",
+                    "configuration or a file it names cannot be used; \\fBrun\\fR and "
+                    "\\fBdemo\\fR exit 75, with one line naming the journal and the PID that "
+                    "holds it, when another daemon (or demo) runs on the journal.",
                 ),
                 ("FILES", files),
                 (

@@ -5,6 +5,13 @@ does before it starts anything (service/config.py's `load`, service/preflight.py
 `load_checked`, and the sinks' secrets the daemon reads first: docs/config.md); nothing is
 opened, created or started. Exit 0 when the daemon would start with it, 1 with the one line
 that `run` would have refused with.
+
+A daemon running on the configuration's journal is said in a line naming its PID, and is no
+failure: the file is as good as it was, and the usual reason to check is a daemon that runs
+(the service, before `systemctl restart`, as `nginx -t` beside nginx). It is what `run` would
+meet now, so it is said: a second `run` is refused (exit 75) until that one stops. To tell,
+`check` takes a shared lock on the lock file for an instant and makes no file
+(service/journal_lock.py).
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from pathlib import Path
 import click
 
 from shoe_controller.cli.options import config_option
+from shoe_controller.service import journal_lock
 from shoe_controller.service.config import Config, ConfigError
 
 
@@ -35,9 +43,12 @@ def check_command(config_path: Path) -> None:
         raise click.ClickException(f"{text}\n{failed}") from None
     for line in summary(config):
         click.echo(f"shoe-controller: {line}")
+    running = running_on(Path(config.journal.path))
+    if running:
+        click.echo(f"shoe-controller: {running}")
     click.echo(
         f"shoe-controller: {config_path}: every start-up check passed; `shoe-controller run`"
-        " starts with it"
+        " starts with it" + (" once that daemon has stopped" if running else "")
     )
 
 
@@ -53,3 +64,17 @@ def summary(config: Config) -> list[str]:
         lines.append("events to " + ("the table server ([server])" if label == "server" else label))
     lines.append(f"journal {config.journal.path}, control socket {config.control.socket}")
     return lines
+
+
+def running_on(journal: Path) -> str | None:
+    """The line that says a daemon runs on `journal` now (None: none does)."""
+    lock_file = journal_lock.lock_path(journal)
+    held = journal_lock.holder(lock_file)
+    if held is None:
+        return None
+    who = f"PID {held.pid}" if held.pid is not None else "a process (PID not written yet)"
+    return (
+        f"note: a daemon runs on journal {journal} now ({who} holds {lock_file}); the"
+        f" configuration is not at fault, but a second `shoe-controller run` is refused"
+        f" (exit {journal_lock.EXIT_IN_USE}) until that one stops"
+    )

@@ -19,6 +19,10 @@ A reused `--dir` goes on from its journal: the shoes are numbered on, and a shoe
 run left open is ended first as a supervisor would (`change-shoe`), because the simulated shoe
 of a new run cannot go on with that shoe's cards. `--fresh` deletes the earlier run's files
 first. The rounds it reports are the ones this run dealt.
+
+One demo a folder, and none in a folder whose journal a daemon runs on: the demo holds
+`DIR/demo.lock` for its whole life and looks at the journal's lock (service/journal_lock.py)
+before it deletes, writes or starts anything; refused, it says so in one line, exit 75.
 """
 
 from __future__ import annotations
@@ -42,9 +46,11 @@ from typing import Any, TextIO
 
 import click
 
+from shoe_controller.cli.run import InUse
 from shoe_controller.cli.shoectl.client import AnswerError, Client, UnreachableError
 from shoe_controller.cli.shoectl.render import Painter, card_text, event_details
 from shoe_controller.kit.rig import TABLE_ID, RigError, RigOptions, TableRig
+from shoe_controller.service import journal_lock
 from shoe_controller.service.config import listen_address
 from shoe_controller.store.journal import Journal, JournalError
 
@@ -131,6 +137,8 @@ def clear_earlier_run(directory: Path) -> list[str]:
     deleted = []
     for entry in sorted(directory.iterdir()) if directory.is_dir() else []:
         name = entry.name
+        if name.endswith(journal_lock.LOCK_SUFFIX):
+            continue  # a lock file is never deleted (service/journal_lock.py)
         if name in DEMO_FILES or name.startswith(DEMO_PREFIXES) or name.endswith(".log"):
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)
@@ -138,6 +146,24 @@ def clear_earlier_run(directory: Path) -> list[str]:
                 entry.unlink()
             deleted.append(name)
     return deleted
+
+
+def hold_folder(directory: Path) -> journal_lock.HeldLock:
+    """`directory` for this demo's life (its demo.lock), once no daemon runs on its journal;
+    InUse (exit 75) naming the journal and the PID of the demo or daemon there."""
+    journal = directory / "journal.db"
+    try:
+        held = journal_lock.HeldLock.take(directory / "demo.lock", journal, holder="the demo")
+        try:
+            journal_lock.check_free(journal)
+        except BaseException:
+            held.release()
+            raise
+    except journal_lock.JournalInUse as error:
+        raise InUse(str(error)) from None
+    except journal_lock.LockUnusable as error:
+        raise click.ClickException(str(error)) from None
+    return held
 
 
 @dataclass(frozen=True)
@@ -441,6 +467,7 @@ def demo_command(
                 made = tempfile.TemporaryDirectory(prefix="shoe-demo-")
                 directory = Path(stack.enter_context(made))
             directory.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(hold_folder(directory))  # before anything in it changes
             if fresh:
                 deleted = clear_earlier_run(directory)
                 if deleted:

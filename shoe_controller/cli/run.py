@@ -10,6 +10,15 @@ import click
 from shoe_controller.cli.options import config_option
 from shoe_controller.service import logs
 from shoe_controller.service.config import ConfigError
+from shoe_controller.service.journal_lock import EXIT_IN_USE, JournalInUse, LockUnusable
+
+
+class InUse(click.ClickException):
+    """Another process holds the journal: one line, and an exit code of its own (75), so that
+    a script or systemd tells "try again once that one stopped" from a broken configuration
+    (docs/journal.md "One daemon a journal")."""
+
+    exit_code = EXIT_IN_USE
 
 
 @click.command("run")
@@ -29,9 +38,14 @@ def run_command(config_path: Path) -> None:
     logs.apply(config.log, squeeze=config.procedures.squeeze, table=config.table.id)
     try:
         daemon = Daemon(config, config_path=config_path, registries=checked.registries)
+        # The journal's lock first: a second daemon opens no device, socket or journal.
+        asyncio.run(daemon.run())
     except StartupError as error:
         raise click.ClickException(_one_line(str(error))) from None
-    asyncio.run(daemon.run())
+    except JournalInUse as error:
+        raise InUse(_one_line(str(error))) from None
+    except LockUnusable as error:
+        raise click.ClickException(_one_line(f"{config_path}: [journal] path: {error}")) from None
     if daemon.failed:
         raise SystemExit(1)
 

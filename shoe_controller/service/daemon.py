@@ -24,18 +24,18 @@ from drivers.translate.registry import DeckRegistry
 from drivers.translate.shuffler import ShufflerTranslator
 from shoe_controller import __version__
 from shoe_controller.delivery.sink import Sink, SinkFault
-from shoe_controller.service import logs, sink_kinds
+from shoe_controller.service import journal_lock, logs, sink_kinds
 from shoe_controller.service.config import Config, ConfigError, load
 from shoe_controller.service.control import ControlError, ControlServer, ControlService
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
 from shoe_controller.service.health import summary
 from shoe_controller.service.inbound import serve_api
 from shoe_controller.service.looplag import LoopLag
-from shoe_controller.service.outcome import OutcomeUnknownExit
+from shoe_controller.service.outcome import WRITTEN_ELSEWHERE, OutcomeUnknownExit
 from shoe_controller.service.sdnotify import Notifier
 from shoe_controller.service.upkeep import Upkeep, wait_pinging
 from shoe_controller.store.controller import Controller
-from shoe_controller.store.errors import JournalOutcomeUnknown
+from shoe_controller.store.errors import JournalOutcomeUnknown, JournalWrittenElsewhere
 from shoe_controller.store.journal import Journal, JournalError, StoredEvent
 from shoe_controller.table.config import SHUFFLER_DEALER
 from shoe_controller.vocab.events import EventType
@@ -113,7 +113,12 @@ class Daemon:
         self._stop.set()
 
     async def run(self) -> None:
-        """Run until stop(), SIGTERM or SIGINT; a clean stop leaves nothing half-stored."""
+        """Run until stop(), SIGTERM or SIGINT; a clean stop leaves nothing half-stored.
+        JournalInUse, before anything is opened, while another daemon holds the journal."""
+        with journal_lock.take(Path(self.config.journal.path)):  # for the process's whole life
+            await self._run_locked()
+
+    async def _run_locked(self) -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self.stop)
@@ -146,7 +151,7 @@ class Daemon:
         while not self._stop.is_set():
             try:
                 result = attempt()
-            except JournalOutcomeUnknown as error:
+            except (JournalOutcomeUnknown, JournalWrittenElsewhere) as error:
                 # Retrying through this connection would never settle it (issue 26): the
                 # same way out as while dealing, the exit, paced by the process's start.
                 self._outcome_unknown(error)
@@ -383,7 +388,7 @@ class Daemon:
             return []
         try:
             stored = self.controller.submit_many(inputs, link_state)
-        except JournalOutcomeUnknown as error:
+        except (JournalOutcomeUnknown, JournalWrittenElsewhere) as error:
             self._outcome_unknown(error)  # the controller stores nothing more meanwhile
             raise
         except JournalError as error:
@@ -399,10 +404,15 @@ class Daemon:
     def _outcome_unknown(self, error: JournalError) -> None:
         """A commit the disk failed: this connection cannot tell whether it is on disk, so
         never trust it nor do more I/O through it. Exit without closing, as PostgreSQL
-        panics (service/outcome.py): systemd starts us afresh and recovery reads the file."""
-        self._journal_fault = f"a commit's outcome is unknown, restarting: {error}"
+        panics (service/outcome.py): systemd starts us afresh and recovery reads the file.
+        The same for a file another process wrote: our counters no longer match it."""
+        if isinstance(error, JournalWrittenElsewhere):
+            self._journal_fault = f"written by another process, restarting: {error}"
+            self._recovery.schedule(error, asyncio.get_running_loop(), why=WRITTEN_ELSEWHERE)
+        else:
+            self._journal_fault = f"a commit's outcome is unknown, restarting: {error}"
+            self._recovery.schedule(error, asyncio.get_running_loop())
         self._notifier.status(f"journal fault: {self._journal_fault}")
-        self._recovery.schedule(error, asyncio.get_running_loop())
 
     # ---------------------------------------------------------------- events out
 

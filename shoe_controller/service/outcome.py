@@ -6,7 +6,9 @@ open of the journal can. So the daemon exits, without closing the journal (closi
 checkpoint the WAL past the failed sync), and systemd's `Restart=always` starts it again:
 recovery reads what the file holds, devices resend the frames that were not ACKed, shoectl
 sends its command's key again. The same at start-up (`controller.started`), while dealing, or
-when retention's commit fails (docs/journal.md "A commit of unknown outcome").
+when retention's commit fails (docs/journal.md "A commit of unknown outcome"); and the same
+for a journal another process wrote behind the daemon's back (`JournalWrittenElsewhere`:
+docs/journal.md "One daemon a journal").
 
 A disk that keeps failing must not become a busy loop: the process exits no sooner than
 `MIN_UPTIME_S` after its own start (and `EXIT_AFTER_S` after the failure, for the control
@@ -26,6 +28,12 @@ import structlog
 log = structlog.get_logger("daemon")
 
 EXIT_OUTCOME_UNKNOWN = 1  # the disk failed a commit: restart and let recovery check
+DISK_FAILED = "journal commit failed on the disk: restarting to check the journal"
+# The same way out for a journal another process wrote behind the daemon's back:
+# the counters it keeps in memory are stale, and only a fresh start reads them from the file.
+WRITTEN_ELSEWHERE = (
+    "the journal was written by another process: restarting to rebuild the table from it"
+)
 EXIT_AFTER_S = 0.2
 MIN_UPTIME_S = 5.0
 
@@ -54,15 +62,14 @@ class OutcomeUnknownExit:
         """Seconds from now to the exit: the answer's moment, and the process's minimum life."""
         return max(EXIT_AFTER_S, MIN_UPTIME_S - (self._clock() - self._started))
 
-    def schedule(self, error: Exception, loop: asyncio.AbstractEventLoop) -> None:
-        """Exit after `delay()` on `loop`; a later failure (the same disk) changes nothing."""
+    def schedule(
+        self, error: Exception, loop: asyncio.AbstractEventLoop, *, why: str = DISK_FAILED
+    ) -> None:
+        """Exit after `delay()` on `loop`, `why` the log line; a later failure (the same
+        disk) changes nothing."""
         if self.reason is not None:
             return
         self.reason = str(error)
         delay = self.delay()
-        log.critical(
-            "journal commit failed on the disk: restarting to check the journal",
-            error=self.reason,
-            exit_in_s=round(delay, 1),
-        )
+        log.critical(why, error=self.reason, exit_in_s=round(delay, 1))
         loop.call_later(delay, self._exit, EXIT_OUTCOME_UNKNOWN)

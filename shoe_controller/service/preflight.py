@@ -2,9 +2,9 @@
 
 `config.load` checks each value by itself (types, ranges, URLs, lengths). This module checks
 what the values name: each sink's key file and its mode, its TLS and password files, the
-inbound API's key and TLS files, the journal's file and directory, the control socket's
-directory, the devices' URL schemes, and the deck registries, which it loads once for the
-daemon to use. A value the daemon cannot run with must stop start-up with one line naming
+inbound API's key and TLS files, the journal's file, directory and lock file, the control
+socket's directory, the devices' URL schemes, and the deck registries, which it loads once
+for the daemon to use. A value the daemon cannot run with must stop start-up with one line naming
 the key and exit status 1, before systemd hears READY: a traceback at every restart is a
 crash loop, and a daemon that runs without its control socket or retries a journal that can
 never open is a table that looks up and is not (issue 12).
@@ -29,7 +29,7 @@ import serial
 from drivers.translate.registry import DeckRegistry, RegistryError
 from shoe_controller.delivery.http_client import parse_base_url
 from shoe_controller.delivery.pushapi import KeyFileError, SigningKey
-from shoe_controller.service import sink_kinds
+from shoe_controller.service import journal_lock, sink_kinds
 from shoe_controller.service.config import Config, ConfigError, DeviceSection, ServerSection, load
 
 OTHERS = stat.S_IRWXO  # a secret's mode may give others nothing (docs/install.md: 0640)
@@ -170,6 +170,24 @@ def _check_journal(value: str) -> None:
         if not os.access(path, os.R_OK | os.W_OK):
             raise _fault("journal", "path", value, "cannot be read and written by this user")
     _check_directory("journal", "path", value, path.parent)
+    _check_lock_file(value, journal_lock.lock_path(path))
+
+
+def _check_lock_file(value: str, lock: Path) -> None:
+    """The journal's lock file (service/journal_lock.py), if there is one already: a regular
+    file this user may open to lock (one another user left, root's, would refuse every start)."""
+    try:
+        info = lock.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as error:
+        raise _fault("journal", "path", value, f"lock file {lock} cannot be examined: "
+                     f"{error.strerror}") from None  # fmt: skip
+    if not stat.S_ISREG(info.st_mode):
+        raise _fault("journal", "path", value, f"lock file {lock} is not a regular file")
+    if not os.access(lock, os.R_OK | os.W_OK):
+        problem = "cannot be read and written by this user (left by another user's daemon?)"
+        raise _fault("journal", "path", value, f"lock file {lock} {problem}")
 
 
 def _check_socket(value: str) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from shoe_controller.store.errors import JournalOutcomeUnknown
+from shoe_controller.store.errors import JournalOutcomeUnknown, JournalWrittenElsewhere
 from shoe_controller.store.journal import Journal, JournalError, ReplayMismatch, StoredEvent
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
@@ -61,7 +61,9 @@ class Controller:
         self.journal = journal
         self._on_stored = on_stored
         self._on_commit_time = on_commit_time
-        self._outcome_unknown: str | None = None
+        # A journal this controller can no longer trust stores nothing more through it
+        # (a commit the disk failed, the file written by another process): the error to give.
+        self._untrusted: tuple[type[JournalError], str] | None = None
         self._settings_shoe: int | None = None  # the last shoe its settings were stored for
         self.table, self.recovery = self._rebuild()
         # The hash chain is walked once at start-up (and on demand: `shoe-controller verify
@@ -114,9 +116,12 @@ class Controller:
         transaction with the link state; raises JournalError (storage) or RecordInvalid (an
         input the journal cannot hold) when they were not stored, and only then;
         JournalOutcomeUnknown when the disk failed the commit: from then on nothing more is
-        stored through this journal (a later commit must not seem to settle the question)."""
-        if self._outcome_unknown is not None:
-            raise JournalOutcomeUnknown(self._outcome_unknown)
+        stored through this journal (a later commit must not seem to settle the question);
+        the same from JournalWrittenElsewhere on (another process wrote the file: the
+        journal's counters in memory are stale, only a fresh start reads them right)."""
+        if self._untrusted is not None:
+            kind, text = self._untrusted
+            raise kind(text)
         settings_shoe = self._settings_shoe
         try:
             steps = []
@@ -140,9 +145,14 @@ class Controller:
                 self._on_commit_time(time.perf_counter() - began)
             self._settings_shoe = settings_shoe
         except JournalOutcomeUnknown as error:
-            self._outcome_unknown = f"an earlier commit's outcome is unknown: {error}"
+            self._untrusted = (
+                JournalOutcomeUnknown,
+                f"an earlier commit's outcome is unknown: {error}",
+            )
             raise
-        except Exception:
+        except Exception as error:
+            if isinstance(error, JournalWrittenElsewhere):
+                self._untrusted = (JournalWrittenElsewhere, str(error))
             # The table moved but the disk did not (storage fault, or an input the journal
             # refuses as RecordInvalid): go back to what the disk holds.
             self.table, _ = self._rebuild()

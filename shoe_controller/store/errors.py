@@ -31,6 +31,12 @@ class JournalOutcomeUnknown(JournalError):  # noqa: N818
     lesson of PostgreSQL's fsync errors): only a fresh open of the journal says which."""
 
 
+class JournalWrittenElsewhere(JournalError):  # noqa: N818
+    """Another process wrote the journal behind this writer's back: the counters this writer
+    keeps in memory (store/journal.py) no longer match the file, so every later record would
+    collide with what the other one stored. Only a fresh open (a restart) reads them right."""
+
+
 class JournalBusy(JournalError):  # noqa: N818
     """Another process holds the journal's write lock for too long."""
 

@@ -33,6 +33,7 @@ from shoe_controller.store.errors import (
     JournalError,
     JournalFull,
     JournalMismatch,
+    JournalWrittenElsewhere,
     RecordInvalid,
     ReplayMismatch,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "JournalMismatch",
     "JournalReader",
     "JournalSinks",
+    "JournalWrittenElsewhere",
     "OutboxEvent",
     "PruneResult",
     "RecordInvalid",
@@ -209,7 +211,40 @@ class Journal:
 
         One device frame can stand for several inputs (a counter gap and the card after it):
         they are stored together with the session that frame's ACK depends on, or not at all.
+        JournalWrittenElsewhere when another process stored records behind this one's back.
         """
+        try:
+            return self._record_many(steps, link_state)
+        except JournalError as error:
+            # Numbers taken from memory collide only with rows this writer did not store.
+            if isinstance(error.__cause__, sqlite3.IntegrityError):
+                self._raise_if_written_elsewhere(error)
+            raise
+
+    def _raise_if_written_elsewhere(self, error: JournalError) -> None:
+        """JournalWrittenElsewhere if the file holds more than this writer stored in it (the
+        other writer may not have moved the counters: the highest numbers stored count too)."""
+        try:
+            ((last_seq, last_input, head),) = self._connection.query(
+                "SELECT max(last_seq, (SELECT coalesce(max(seq), 0) FROM events)),"
+                " max(last_input, (SELECT coalesce(max(input_no), 0) FROM inputs)),"
+                " chain_head FROM journal"
+            )
+        except JournalError:
+            return  # the file cannot say: the first error stands
+        if (last_seq, last_input, head) == (self._last_seq, self._last_input, self._chain_head):
+            return
+        raise JournalWrittenElsewhere(
+            f"journal {self.path} was written by another process: it holds input {last_input}"
+            f" and event {last_seq}, this process stored through input {self._last_input} and"
+            f" event {self._last_seq}; only a fresh start reads it right ({error})"
+        ) from error
+
+    def _record_many(
+        self,
+        steps: Sequence[tuple[Mapping[str, Any], Sequence[Any], int | None]],
+        link_state: Mapping[str, Mapping[str, Any]] | None,
+    ) -> list[StoredEvent]:
         prepared = []
         boot = None
         for input, events, shoe in steps:

@@ -22,6 +22,7 @@ import pytest
 from shoe_testkit.config import Baseline
 
 from shoe_controller.service.config import ConfigError, from_mapping, load
+from shoe_controller.service.journal_lock import lock_path
 from shoe_controller.service.preflight import check, load_checked
 
 NOBODY = 65534
@@ -206,6 +207,29 @@ def test_a_directory_this_user_may_not_write_is_refused(base: Baseline) -> None:
     assert line == (
         f"[journal] path = '{folder / 'journal.db'}': directory {folder} is not writable by"
         " this user"
+    )
+
+
+def test_a_journal_lock_file_that_is_no_file_is_refused(base: Baseline) -> None:
+    """The lock a daemon takes beside its journal (service/journal_lock.py) must be lockable."""
+    raw = base.mapping()
+    journal = Path(raw["journal"]["path"])
+    lock_path(journal).mkdir()
+    assert refusal(raw) == (
+        f"[journal] path = '{journal}': lock file {lock_path(journal)} is not a regular file"
+    )
+
+
+def test_a_journal_lock_file_this_user_may_not_write_is_refused(base: Baseline) -> None:
+    """Left by a daemon another user ran by hand: every start would be refused by it."""
+    raw = base.mapping()
+    journal = Path(raw["journal"]["path"])
+    lock_path(journal).write_text("1234\n")
+    lock_path(journal).chmod(0o444)
+    line, _ = refusal_as_user(base, raw)
+    assert line == (
+        f"[journal] path = '{journal}': lock file {lock_path(journal)} cannot be read and"
+        " written by this user (left by another user's daemon?)"
     )
 
 
