@@ -13,6 +13,7 @@ import pytest
 from shoe_testkit.broker import Broker
 from shoe_testkit.broker_session import shared_broker
 from shoe_testkit.control import LiveTable
+from shoe_testkit.debian_build import Debs, build_debs, why_no_build
 
 TESTS = Path(__file__).resolve().parent
 
@@ -40,3 +41,12 @@ def live_fixture(tmp_path: Path) -> Iterator[LiveTable]:
         yield table
     finally:
         table.close()
+
+
+@pytest.fixture(name="debs", scope="session")
+def debs_fixture(tmp_path_factory: pytest.TempPathFactory) -> Debs:
+    """The project's .deb and the next version's, built once a run (dpkg-buildpackage)."""
+    why = why_no_build()
+    if why is not None:
+        pytest.skip(why)
+    return build_debs(tmp_path_factory.mktemp("deb"))
