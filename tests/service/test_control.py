@@ -103,6 +103,26 @@ def test_an_overlong_request_is_refused_and_the_connection_closed(live: LiveTabl
     assert "64 KiB" in answers[0]["error"]["text"]
 
 
+def test_a_socket_already_of_the_viewer_group_is_not_chowned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The daemon's own group as the viewer group: the socket is born with it, so no chown
+    # (in systemd's @privileged: the unit allows @chown again for the other case, issue 42).
+    # Were chown called, the refusal would leave the socket 0600.
+    def refused(*args: object) -> None:
+        raise PermissionError("chown refused")
+
+    monkeypatch.setattr(os, "chown", refused)
+    own = grp.getgrgid(os.getegid()).gr_name
+    table = LiveTable(tmp_path, viewer_group=own)
+    try:
+        mode = table.socket_path.stat()
+        assert stat.S_IMODE(mode.st_mode) == 0o660
+        assert mode.st_gid == os.getegid()
+    finally:
+        table.close()
+
+
 def test_the_socket_is_not_world_replaces_a_dead_daemons_socket_and_refuses_a_live_one(
     live: LiveTable, tmp_path: Path
 ) -> None:

@@ -91,7 +91,10 @@ class RigProcesses:
         *,
         env: Mapping[str, str] | None = None,
         stdout: int = subprocess.PIPE,
+        prefix: Sequence[str] = (),
+        python: str = sys.executable,
     ) -> subprocess.Popen[str]:
+        """`python args`, after `prefix` when given: a command it runs under (`strace -f`)."""
         environment = dict(os.environ)
         environment["PYTHONPATH"] = os.pathsep.join(
             filter(None, [str(_REPO_ROOT), environment.get("PYTHONPATH")])
@@ -99,7 +102,7 @@ class RigProcesses:
         environment.update(env or {})
         with (self.directory / f"{name}.log").open("a") as log:
             return subprocess.Popen(
-                [sys.executable, *args],
+                [*prefix, python, *args],
                 stdout=stdout,
                 stderr=log,
                 stdin=subprocess.DEVNULL,

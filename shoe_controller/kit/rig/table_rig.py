@@ -14,6 +14,7 @@ import os
 import secrets
 import signal
 import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -227,14 +228,27 @@ class TableRig:
         self.config_path.write_text(toml_text(config))
         return self.config_path
 
-    def start_daemon(self, env: Mapping[str, str] | None = None, *, wait: bool = True) -> None:
-        """`shoe-controller run`; with `wait`, returns once its controller.started is stored."""
+    def start_daemon(
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        wait: bool = True,
+        prefix: Sequence[str] = (),
+        python: str = sys.executable,
+    ) -> None:
+        """`shoe-controller run`; with `wait`, returns once its controller.started is stored.
+
+        `prefix`: a command the daemon runs under (`strace -f -o FILE`: then `self.daemon` is
+        that command's process, and the daemon its child); `python`: the interpreter (one
+        another user may run)."""
         before = self.records.last_seq()
         self.daemon = self._processes.spawn(
             "daemon",
             ["-m", "shoe_controller.cli.main", "run", "--config", str(self.config_path)],
             env=env,
             stdout=subprocess.DEVNULL,
+            prefix=prefix,
+            python=python,
         )
         self._processes.watch("daemon", self.daemon)
         if wait:
@@ -258,13 +272,16 @@ class TableRig:
         self.wait_until(started, "the daemon to start")
         return found[0]
 
-    def start_surveillance(self) -> None:
+    def start_surveillance(self, prefix: Sequence[str] = (), python: str = sys.executable) -> None:
         """The surveillance companion beside the daemon (docs/surveillance.md), on its config;
-        it reports every bet's edge after each round, so `shoectl edge` has an answer."""
+        it reports every bet's edge after each round, so `shoectl edge` has an answer.
+        `prefix`, `python`: as for `start_daemon`."""
         self.companion = self._processes.spawn(
             "surveillance",
             ["-m", "shoe_controller.cli.main", "surveillance", "--config", str(self.config_path)],
             stdout=subprocess.DEVNULL,
+            prefix=prefix,
+            python=python,
         )
         self._processes.watch("surveillance", self.companion)
 
