@@ -107,7 +107,7 @@ def test_a_socket_already_of_the_viewer_group_is_not_chowned(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The daemon's own group as the viewer group: the socket is born with it, so no chown
-    # (in systemd's @privileged: the unit allows @chown again for the other case, issue 42).
+    # (in systemd's @privileged: the unit allows @chown again for the other case).
     # Were chown called, the refusal would leave the socket 0600.
     def refused(*args: object) -> None:
         raise PermissionError("chown refused")

@@ -1,5 +1,5 @@
 """Every system call of the daemon and of its surveillance companion, against what their
-units let through (issue 42: the packaged service was killed with SIGSYS at its first
+units let through (the packaged service was killed with SIGSYS at its first
 `chown`, which only a real PID 1 applying `SystemCallFilter=` shows).
 
 The real daemon and the real companion each run under `strace -f`, as the units run them:

@@ -76,10 +76,10 @@ class ControlServer:
 
     def _set_access(self) -> None:
         """0660 with the viewer group (else the supervisor group); 0600 (the daemon's user and
-        root) when neither exists or the daemon may not give the socket to it.
+         root) when neither exists or the daemon may not give the socket to it.
 
-        chown(2) is in systemd's @privileged set: the unit allows @chown again for this call
-        (issue 42), and it is made only when the socket is not the group's already."""
+         chown(2) is in systemd's @privileged set: the unit allows @chown again for this call
+        , and it is made only when the socket is not the group's already."""
         for group in (self.settings.viewer_group, self.settings.supervisor_group):
             try:
                 gid = grp.getgrnam(group).gr_gid

@@ -1,5 +1,5 @@
-"""What a unit's seccomp settings allow, and what a process traced with `strace -f` did
-(issue 42): the system-call test's two halves, tests/system/test_syscall_filter.py.
+"""What a unit's seccomp settings allow, and what a process traced with `strace -f` did:
+the system-call test's two halves, tests/system/test_syscall_filter.py.
 
 The unit's side is read from the unit file itself, with systemd's own sets
 (`systemd-analyze syscall-filter`), in systemd's order: the first `SystemCallFilter=` line
