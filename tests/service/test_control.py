@@ -106,7 +106,8 @@ def test_an_overlong_request_is_refused_and_the_connection_closed(live: LiveTabl
 def test_the_socket_is_not_world_replaces_a_dead_daemons_socket_and_refuses_a_live_one(
     live: LiveTable, tmp_path: Path
 ) -> None:
-    # Neither the viewer nor the supervisor group exists here: root and the daemon only.
+    # The live table's viewer and supervisor groups exist nowhere (shoe_testkit.groups), on
+    # a machine with the package's groups too: root and the daemon only.
     assert stat.S_IMODE(live.socket_path.stat().st_mode) == 0o600
     second = ControlServer(live.socket_path, live.service, live.config.control)
     with pytest.raises(ControlError, match="already listens"):
