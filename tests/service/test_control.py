@@ -126,7 +126,8 @@ def test_a_socket_already_of_the_viewer_group_is_not_chowned(
 def test_the_socket_is_not_world_replaces_a_dead_daemons_socket_and_refuses_a_live_one(
     live: LiveTable, tmp_path: Path
 ) -> None:
-    # Neither the viewer nor the supervisor group exists here: root and the daemon only.
+    # The live table's viewer and supervisor groups exist nowhere (shoe_testkit.groups), on
+    # a machine with the package's groups too: root and the daemon only.
     assert stat.S_IMODE(live.socket_path.stat().st_mode) == 0o600
     second = ControlServer(live.socket_path, live.service, live.config.control)
     with pytest.raises(ControlError, match="already listens"):

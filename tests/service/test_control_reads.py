@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -21,7 +20,8 @@ from typing import Any
 
 import pytest
 from shoe_testkit.control import GUARD_S, LiveTable, open_shoe
-from shoe_testkit.users import as_nobody, can_switch_user, temporary_group
+from shoe_testkit.groups import can_make_groups, temporary_group
+from shoe_testkit.users import as_nobody, can_switch_user
 
 
 @contextlib.contextmanager
@@ -172,7 +172,7 @@ def test_one_users_flood_does_not_starve_another_user(tmp_path: Path) -> None:
     """Taken user by user: a user with one request waits for at most one of a user's with
     many (and the one being built), where first come, first served would make it wait for
     all of them."""
-    if not can_switch_user() or shutil.which("groupadd") is None:
+    if not can_switch_user() or not can_make_groups():
         pytest.skip("needs root, setpriv and groupadd to ask as a second user (nobody)")
     with temporary_group() as (viewers, gid):
         live = LiveTable(tmp_path, viewer_group=viewers)

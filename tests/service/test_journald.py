@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import structlog
+from shoe_testkit.rig import TABLE_ID, RigOptions, TableRig
 
-from shoe_controller.kit.rig import TABLE_ID, RigOptions, TableRig
 from shoe_controller.service import logs
 
 GUARD_S = 20.0

@@ -36,6 +36,7 @@ from shoe_testkit.broker_session import unique_name
 from shoe_testkit.broker_table import shoe_inputs
 from shoe_testkit.delivery import CONTROLLER_ID, TABLE_ID, write_key
 from shoe_testkit.fs import fill, small_tmpfs
+from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import shoectl
 from shoe_testkit.waiting import PATIENCE_S, eventually, wait_until
 
@@ -43,7 +44,6 @@ from shoe_controller.delivery.amqp import AmqpConfig, AmqpSink
 from shoe_controller.delivery.routing import EventFilter
 from shoe_controller.delivery.sink import Backoff, Sink, SinkStatus
 from shoe_controller.delivery.sink_backlog import SinkBacklog
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.service.config import from_mapping
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,9 +15,9 @@ from pathlib import Path
 
 import pytest
 from shoe_testkit.control import cli_env
-from shoe_testkit.users import as_nobody, can_switch_user, temporary_group
-
-from shoe_controller.kit.rig import RigOptions, TableRig
+from shoe_testkit.groups import can_make_groups, temporary_group
+from shoe_testkit.rig import RigOptions, TableRig
+from shoe_testkit.users import as_nobody, can_switch_user
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +72,7 @@ def directory() -> Iterator[Path]:
 
 
 def test_a_flood_of_idle_connections_leaves_the_table_and_root_served(directory: Path) -> None:
-    if not can_switch_user() or shutil.which("groupadd") is None:
+    if not can_switch_user() or not can_make_groups():
         pytest.skip("needs root, setpriv and groupadd to flood as an unprivileged viewer")
     with temporary_group() as (viewers, gid):
         options = RigOptions(control={"viewer_group": viewers, "max_connections_per_user": 8})

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from shoe_testkit.fs import fill, small_tmpfs
+from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import check_card_inputs, check_delivery, check_shoe, shoe_events
-
-from shoe_controller.kit.rig import RigOptions, TableRig
 
 TMPFS_SIZE = "16m"  # room for the WAL between checkpoints once space is freed
 LEFT_FREE = 48 * 1024  # bytes left beside the journal once the filler is written

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import (
     CARD_TEXT,
     check_card_inputs,
@@ -29,8 +30,6 @@ from shoe_testkit.rig_checks import (
     shoe_events,
     started_events,
 )
-
-from shoe_controller.kit.rig import RigOptions, TableRig
 
 pytestmark = pytest.mark.slow
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 from shoe_testkit.perfect_dealer import START_TIME, deal_shoe
+from shoe_testkit.rig import RigOptions, TableRig
 
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.service.config import DEFAULT_PATH
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal

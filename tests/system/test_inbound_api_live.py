@@ -19,10 +19,9 @@ from typing import Any
 import httpx
 import pytest
 from shoe_testkit.net import free_port
+from shoe_testkit.rig import TABLE_ID, RigOptions, TableRig
 
 from shoe_controller.delivery.pushapi import SigningKey
-from shoe_controller.kit.rig import RigOptions, TableRig
-from shoe_controller.kit.rig.config import TABLE_ID
 from shoe_controller.store.records import StoredEvent
 
 

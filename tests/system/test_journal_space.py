@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from shoe_testkit.fs import fill, small_tmpfs
+from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import (
     check_card_inputs,
     check_delivery,
@@ -18,8 +19,6 @@ from shoe_testkit.rig_checks import (
     shoe_events,
     shoectl,
 )
-
-from shoe_controller.kit.rig import RigOptions, TableRig
 
 pytestmark = pytest.mark.slow
 

@@ -27,8 +27,8 @@ from prometheus_client.openmetrics.parser import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 from shoe_testkit.net import free_port
+from shoe_testkit.rig import RigOptions, TableRig
 
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.service.config import ConfigError, from_mapping
 from shoe_controller.service.devices import CardTimes
 from shoe_controller.service.looplag import LoopLag

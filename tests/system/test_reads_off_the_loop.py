@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from shoe_controller.kit.rig import TableRig
+from shoe_testkit.rig import TableRig
 
 pytestmark = pytest.mark.slow
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from shoe_testkit.groups import CONTROL_TOML, SURVEILLANCE_TOML
 
 from shoe_controller.store.journal import Journal
 
@@ -33,8 +34,8 @@ def write_config(directory: Path, level: str, table: str = "") -> Path:
     config.write_text(
         f'[server]\nurl = "http://127.0.0.1:9"\nkey_file = "{directory / "table.key"}"\n'
         f'[journal]\npath = "{directory / "journal.db"}"\n'
-        f'[control]\nsocket = "{directory / "control.sock"}"\n'
-        f'[log]\nformat = "json"\nlevel = "{level}"\n{table}'
+        f'[control]\nsocket = "{directory / "control.sock"}"\n{CONTROL_TOML}'
+        f'[log]\nformat = "json"\nlevel = "{level}"\n{SURVEILLANCE_TOML}{table}'
     )
     return config
 

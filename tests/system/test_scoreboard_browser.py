@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.roads import NAMES, reference_ask, reference_road
 from shoe_testkit.scoreboard import Browser, chromium, start_rig
 
 from shoe_controller.game.board import SHOWN
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.vocab.cards import RANK_LETTERS, Card
 
 pytestmark = [

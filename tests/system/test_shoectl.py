@@ -30,7 +30,8 @@ from shoe_testkit.control import (
     cli_env,
     open_shoe,
 )
-from shoe_testkit.users import NOBODY, as_nobody, run_cli, temporary_group
+from shoe_testkit.groups import NO_SUPERVISORS, can_make_groups, temporary_group
+from shoe_testkit.users import NOBODY, as_nobody, run_cli
 
 from shoe_controller.table.action_specs import ACTIONS
 
@@ -447,16 +448,17 @@ def test_every_supervisor_action_has_a_command(live: LiveTable) -> None:
             " administrator can add it (usermod -aG root nobody), then log in again\n",
         ),
         (
-            "no-such-supervisors",
-            "refused: the supervisor group 'no-such-supervisors' does not exist on this"
+            NO_SUPERVISORS,  # this run's name, that no group here has (shoe_testkit.groups)
+            f"refused: the supervisor group '{NO_SUPERVISORS}' does not exist on this"
             " machine; only root may act until it is created\n",
         ),
     ],
+    ids=["not-a-member", "no-such-group"],  # the same every run, whatever the name
 )
 def test_a_user_outside_the_supervisor_group_is_refused(
     tmp_path: Path, nobody_env: dict[str, str], group: str, refusal: str
 ) -> None:
-    if shutil.which("groupadd") is None:
+    if not can_make_groups():
         pytest.skip("needs groupadd to make a viewer group for the test")
     with temporary_group() as (viewers, viewer_gid):
         live = LiveTable(tmp_path, supervisor_group=group, viewer_group=viewers)
@@ -484,7 +486,7 @@ def test_a_user_outside_the_supervisor_group_is_refused(
 def test_a_user_in_neither_group_cannot_even_look(
     tmp_path: Path, nobody_env: dict[str, str]
 ) -> None:
-    if shutil.which("groupadd") is None:
+    if not can_make_groups():
         pytest.skip("needs groupadd to make a viewer group for the test")
     with temporary_group() as (viewers, _):
         live = LiveTable(tmp_path, viewer_group=viewers)
@@ -503,7 +505,7 @@ def test_a_user_in_neither_group_cannot_even_look(
 def test_a_member_of_the_supervisor_group_acts_and_is_recorded(
     tmp_path: Path, nobody_env: dict[str, str]
 ) -> None:
-    if shutil.which("groupadd") is None:
+    if not can_make_groups():
         pytest.skip("needs groupadd to make a supervisor group for the test")
     with temporary_group() as (name, gid):
         live = LiveTable(tmp_path, supervisor_group=name)

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 from shoe_testkit.control import GUARD_S, REPO, LiveTable, cli_env, open_shoe
+from shoe_testkit.rig import TableRig
 from shoe_testkit.users import run_cli
-
-from shoe_controller.kit.rig import TableRig
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

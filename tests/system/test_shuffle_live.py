@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 from shoe_testkit.control import REPO, cli_env
+from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import check_delivery
 
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.cards import Card, Suit
 from shoe_controller.vocab.events import EventType

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shoe_testkit.rig import RigOptions, TableRig
 
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.vocab.events import EventType
 
 CUT_AFTER = 402

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 from shoe_testkit.config import REPO, Baseline, run_daemon, toml_text
+from shoe_testkit.rig import TableRig
 
 from drivers.translate.registry import DeckRegistry, RegistryError
-from shoe_controller.kit.rig.table_rig import TableRig
 from shoe_controller.service.config import DeviceSection
 from shoe_controller.service.devices import DeviceRunner
 from shoe_controller.service.preflight import load_checked

@@ -22,12 +22,13 @@ from typing import Any
 
 import pytest
 from shoe_testkit.control import REPO, cli_env
+from shoe_testkit.groups import can_make_groups, temporary_group
+from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import check_delivery
-from shoe_testkit.users import as_nobody, can_switch_user, temporary_group
+from shoe_testkit.users import as_nobody, can_switch_user
 
 from shoe_controller.game.odds import Composition
 from shoe_controller.game.surveillance.edge import bet_edges, cards_left_by_rank
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.vocab.cards import Card
 from shoe_controller.vocab.events import EventType
 
@@ -87,7 +88,7 @@ def _deal(rig: TableRig, cards: int, waited: list[int] | None) -> None:
 
 @contextlib.contextmanager
 def _groups() -> Iterator[tuple[tuple[str, int], tuple[str, int]] | None]:
-    if not can_switch_user() or shutil.which("groupadd") is None:
+    if not can_switch_user() or not can_make_groups():
         yield None
         return
     with temporary_group() as viewer, temporary_group() as watchers:

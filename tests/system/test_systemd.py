@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from shoe_controller.kit.rig import RigOptions, TableRig
+from shoe_testkit.groups import CONTROL_TOML, SURVEILLANCE_TOML
+from shoe_testkit.rig import RigOptions, TableRig
 
 REPO = Path(__file__).resolve().parents[2]
 UNIT = REPO / "systemd" / "shoe-controller.service"
@@ -205,8 +205,8 @@ def test_journal_fault_still_reports_ready_and_stops_on_sigterm(short_dir: Path)
     config = short_dir / "config.toml"
     config.write_text(
         f'[table]\nid = "07"\n\n[server]\nurl = "http://127.0.0.1:9"\nkey_file = "{key}"\n\n'
-        f'[journal]\npath = "{damaged}"\n\n[control]\nsocket = "{short_dir / "c.sock"}"\n\n'
-        '[log]\nformat = "json"\n'
+        f'[journal]\npath = "{damaged}"\n\n[control]\nsocket = "{short_dir / "c.sock"}"\n'
+        f'{CONTROL_TOML}\n[log]\nformat = "json"\n\n{SURVEILLANCE_TOML}'
     )
     notify = NotifySocket(str(short_dir / "notify"))
     daemon = subprocess.Popen(

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 from shoe_testkit.control import cli_env
+from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import deal_into_round
 
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.service.outcome import EXIT_OUTCOME_UNKNOWN, MIN_UPTIME_S
 
 pytestmark = pytest.mark.slow

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shoe_testkit.groups import CONTROL, SURVEILLANCE
 from shoe_testkit.pki import make_pki
 
 REPO = Path(__file__).resolve().parents[3]
@@ -66,7 +67,8 @@ class Baseline:
                 "timeout": 1.0,
             },
             "journal": {"path": str(here / "journal.db")},
-            "control": {"socket": str(here / "control.sock")},
+            "control": {"socket": str(here / "control.sock"), **CONTROL},  # no group: groups.py
+            "surveillance": SURVEILLANCE,
             "log": {"format": "json"},
             "api": {
                 "listen": "127.0.0.1:9",  # checked, never bound

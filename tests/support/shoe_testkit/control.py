@@ -38,6 +38,7 @@ from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.cards import parse_card
 from shoe_controller.vocab.inputs import Input, SupervisorCommand
+from shoe_testkit.groups import NO_SUPERVISORS, NO_VIEWERS, SURVEILLANCE
 from shoe_testkit.one_server import open_journal, server_sink
 
 GUARD_S = 60.0  # only stops a hung test; asserts nothing about speed
@@ -58,8 +59,8 @@ class LiveTable:
         workdir: Path,
         *,
         procedures: Mapping[str, Any] | None = None,
-        supervisor_group: str = "shoe-supervisors",
-        viewer_group: str = "shoe-viewers",
+        supervisor_group: str = NO_SUPERVISORS,  # groups of the test's own, or none (groups.py)
+        viewer_group: str = NO_VIEWERS,
         control: Mapping[str, Any] | None = None,
         busy_timeout_s: float = 5.0,
     ) -> None:
@@ -78,6 +79,7 @@ class LiveTable:
                     "viewer_group": viewer_group,
                     **(control or {}),
                 },
+                "surveillance": SURVEILLANCE,
             }
         )
         self.supervisor_group = supervisor_group
@@ -85,6 +87,13 @@ class LiveTable:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="daemon-loop")
         self._thread.start()
+        try:
+            self._start(workdir)
+        except BaseException:
+            self._stop_loop()  # else the test run never ends, and the directory stays
+            raise
+
+    def _start(self, workdir: Path) -> None:
         self.sim = SimRunner(
             make_device(
                 SimConfig(
@@ -102,8 +111,12 @@ class LiveTable:
         ).start()
         self._tasks: list[asyncio.Task[None]] = []
         self.publisher: PushSink | None = None
-        self.call(self._build)
-        self.run(self.server.start())
+        try:
+            self.call(self._build)
+            self.run(self.server.start())
+        except BaseException:
+            self.sim.stop()
+            raise
 
     # ------------------------------------------------------------------ building
 
@@ -183,10 +196,13 @@ class LiveTable:
             self.call(self.journal.close)
         finally:
             self.sim.stop()
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(GUARD_S)
-            self.loop.close()
-            shutil.rmtree(self.socket_dir, ignore_errors=True)
+            self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(GUARD_S)
+        self.loop.close()
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
 
     # ------------------------------------------------------------------ the table
 

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from shoe_controller.game.rules import outcome, positions_of
-from shoe_controller.kit.rig import Dealt, TableRig
 from shoe_controller.vocab.cards import burn_value
 from shoe_testkit.control import cli_env
+from shoe_testkit.rig import Dealt, TableRig
 
 CARD_TEXT = re.compile(r'"[A2-9TJQK][SHDC]"')  # a card identity, as JSON writes it
 

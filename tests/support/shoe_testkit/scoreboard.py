@@ -28,8 +28,8 @@ from typing import Any
 
 import aiohttp
 
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_testkit.net import free_port
+from shoe_testkit.rig import RigOptions, TableRig
 
 GUARD_S = 60.0  # only stops a hung test; asserts nothing about speed
 

@@ -1,17 +1,12 @@
-"""Running a command as another user (nobody, a temporary group) and shoectl as a process."""
+"""Running a command as another user (nobody, with groups of the test's: groups.py) and shoectl
+as a process."""
 
 from __future__ import annotations
 
-import contextlib
-import grp
 import os
 import shutil
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
-
-import pytest
 
 from shoe_testkit.control import GUARD_S, REPO, cli_env
 
@@ -38,15 +33,3 @@ def run_cli(socket_path: str, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=GUARD_S,
         check=False,
     )
-
-
-@contextlib.contextmanager
-def temporary_group() -> Iterator[tuple[str, int]]:
-    name = f"shoectl-t{uuid.uuid4().hex[:8]}"
-    made = subprocess.run(["groupadd", name], capture_output=True, text=True, check=False)
-    if made.returncode != 0:
-        pytest.skip(f"cannot create a group for the test: {made.stderr.strip()}")
-    try:
-        yield name, grp.getgrnam(name).gr_gid
-    finally:
-        subprocess.run(["groupdel", name], capture_output=True, check=False)
