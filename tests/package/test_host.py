@@ -1,4 +1,4 @@
-"""The suite and the machine it runs on (issue 43): no test depends on the package's groups
+"""The suite and the machine it runs on: no test depends on the package's groups
 (shoe-viewers, shoe-supervisors, shoe-surveillance, which a machine that had the package keeps
 and `.ci/run` makes), and the groups a test makes are its own and gone after it
 (docs/testing.md, "The host")."""
@@ -27,9 +27,6 @@ from shoe_testkit.rig import RigOptions, TableRig
 from shoe_controller.service.config import from_mapping
 
 TESTS = Path(__file__).resolve().parents[1]
-# It installs the package into this machine (and so its groups, which stay): it moves into
-# a virtual machine of its own (issue 43), and is the one test this file leaves alone.
-INSTALLS_THE_PACKAGE = TESTS / "system" / "test_debian_package.py"
 GROUPS_MODULE = TESTS / "support" / "shoe_testkit" / "groups.py"
 RIG_MODULE = TESTS / "support" / "shoe_testkit" / "rig.py"
 ACCOUNT_PROGRAMS = {"groupadd", "groupdel", "groupmod", "gpasswd", "useradd", "userdel", "usermod"}
@@ -37,7 +34,7 @@ ABSENT = {"viewer_group": NO_VIEWERS, "supervisor_group": NO_SUPERVISORS}
 
 
 def sources() -> list[tuple[Path, ast.Module]]:
-    files = sorted(path for path in TESTS.rglob("*.py") if path != INSTALLS_THE_PACKAGE)
+    files = sorted(TESTS.rglob("*.py"))
     return [(path, ast.parse(path.read_text(), str(path))) for path in files]
 
 

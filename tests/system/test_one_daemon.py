@@ -33,9 +33,9 @@ from typing import Any
 
 import pytest
 from shoe_testkit.config import run_daemon, toml_text
+from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import check_card_inputs
 
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.service.config import load
 from shoe_controller.service.journal_lock import EXIT_IN_USE, lock_path
 from shoe_controller.store.controller import Controller

@@ -47,6 +47,7 @@ from pathlib import Path
 import pytest
 from shoe_testkit.fs import fill, small_tmpfs
 from shoe_testkit.net import free_port
+from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import shoectl
 from shoe_testkit.syscalls import (
     Call,
@@ -61,7 +62,6 @@ from shoe_testkit.syscalls import (
     write_and_execute,
 )
 
-from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.vocab.events import EventType
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The groups a test's daemon uses: names of the test's own, never the host's (issue 43).
+"""The groups a test's daemon uses: names of the test's own, never the host's.
 
 A machine where the package was ever installed keeps its groups after a purge (shoe-viewers,
 shoe-supervisors, shoe-surveillance, Debian policy), and `.ci/run` makes them first so that
