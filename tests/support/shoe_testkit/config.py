@@ -68,7 +68,7 @@ class Baseline:
             },
             "journal": {"path": str(here / "journal.db")},
             "control": {"socket": str(here / "control.sock"), **CONTROL},  # no group: groups.py
-            "surveillance": SURVEILLANCE,
+            "surveillance": {**SURVEILLANCE},  # a copy: tests change their sections
             "log": {"format": "json"},
             "api": {
                 "listen": "127.0.0.1:9",  # checked, never bound

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -43,8 +44,11 @@ NO_VIEWERS = absent_group("viewers")
 NO_SUPERVISORS = absent_group("supervisors")
 NO_SURVEILLANCE = absent_group("surveillance")
 # The keys of the daemon's configuration that name a group, each with its absent name.
-CONTROL = {"viewer_group": NO_VIEWERS, "supervisor_group": NO_SUPERVISORS}
-SURVEILLANCE = {"group": NO_SURVEILLANCE}
+# read-only: a test that changes its configuration changes a copy, never these
+CONTROL: Mapping[str, str] = MappingProxyType(
+    {"viewer_group": NO_VIEWERS, "supervisor_group": NO_SUPERVISORS}
+)
+SURVEILLANCE: Mapping[str, str] = MappingProxyType({"group": NO_SURVEILLANCE})
 
 
 def without_host_groups(config: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
