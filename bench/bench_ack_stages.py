@@ -147,7 +147,8 @@ def minimal_stages(directory: Path, messages: list[Message], pace_s: float) -> T
 def input_first_stages(directory: Path, messages: list[Message], pace_s: float) -> Times:
     """A design option, not the daemon: the ACK once the input alone is stored (the inputs
     row, the link session and the counter, as the journal's schema has them), the table's
-    work and the events after it. What DESIGN.md's one transaction costs, by difference."""
+    work and the events after it. What docs/architecture.md's one transaction costs, by
+    difference."""
     db = sqlite3.connect(directory / f"input-first-{pace_s}.db", isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")

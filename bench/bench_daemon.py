@@ -145,7 +145,8 @@ class BenchShoe:
         """SHOE loaded; `cards` (rank, suit) the new shoe's order (else the same again)."""
         if cards is not None:
             self.cards = list(cards)
-        # A shoe counts its cards from 1 again after SHOE loaded (PROTOCOL.md): without this
+        # A shoe counts its cards from 1 again after SHOE loaded (docs/spec-protocol.md): without
+        # this
         # the table saw a counter gap, held for a missed card and queued every card after.
         self.counter = 0
         self.state = ShoeState.LOADED
@@ -167,7 +168,7 @@ class BenchShoe:
     # -- receiving -----------------------------------------------------------------------
 
     def pump_until(self, done: Callable[[], bool], timeout: float = 30.0) -> None:
-        """Read, answer and resend until `done()`; heartbeats while idle (PROTOCOL.md)."""
+        """Read, answer and resend until `done()`; heartbeats while idle (docs/spec-protocol.md)."""
         deadline = time.monotonic() + timeout
         while not done():
             now = time.monotonic()

@@ -187,7 +187,8 @@ def run_table(
             )  # fmt: skip
             shoe.pump_for(1.5)  # it connected and follows
         # The card timed_start deals came before LOADED (refused: no shoe); the shoe's count
-        # starts again at 1 once loaded (PROTOCOL.md), else the table holds for missed cards.
+        # starts again at 1 once loaded (docs/spec-protocol.md), else the table holds for missed
+        # cards.
         shoe.counter = 0
         shoe.load()
         first = deal_first_shoe(shoe, rig)

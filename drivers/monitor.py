@@ -38,7 +38,8 @@ from shoe_controller.vocab.inputs import (
 )
 
 CARD_FLAGS = ("face_up", "low_confidence", "multi", "burn", "foreign", "duplicate")
-# PROTOCOL.md's silence and backoff; a person watches, so the port wakes up a little more often
+# docs/spec-protocol.md's silence and backoff; a person watches, so the port wakes up a little more
+# often
 # than the daemon's.
 MONITOR_TIMINGS = DeviceTimings(poll_interval=0.02, read_timeout=0.05)
 SILENCE_TIMEOUT = MONITOR_TIMINGS.silence_timeout

@@ -27,7 +27,7 @@ DEFAULT_BAUD = 9600  # both vendor protocols, as seen on shoes in the field
 STALE_AFTER = 1.0  # seconds a partial message may wait for its end before it is reported
 
 # Faults the host itself raises use 0xF000 and up (docs/drivers.md "Fault codes"), away from
-# the vendors' own codes (0x8000 and up, PROTOCOL.md).
+# the vendors' own codes (0x8000 and up, docs/spec-protocol.md).
 GARBLED = 0xF001  # text that could have been a card or alarm and could not be decoded
 SEVERITY_WARNING, SEVERITY_ERROR = 1, 2
 

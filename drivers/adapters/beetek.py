@@ -7,7 +7,8 @@ Messages (docs/drivers.md "beetek"), separated by blanks and line noise:
 - ` [Game]<Alarm:E3 Card Not Read> `, ` [GameAlarm]<Alarm:...> ` alarms (DeviceFault severity 2);
 - `<W0x01>` warnings (DeviceFault severity 1).
 Alarm codes: `E<n>` maps to 0x8100 + n, except those in `ALARM_CODES` whose meaning is a
-PROTOCOL.md fault (E3 "Card Not Read" is 0x0002 read failure); an alarm without a number is
+docs/spec-protocol.md fault (E3 "Card Not Read" is 0x0002 read failure); an alarm without a number
+is
 0x81FF. Warning `W0x<hh>` maps to 0x8200 + hh. The text is kept as the device sent it.
 """
 
@@ -45,7 +46,7 @@ __all__ = [
 ALARM_BASE = 0x8100  # + the alarm's number E<n>
 ALARM_UNNUMBERED = 0x81FF
 WARNING_BASE = 0x8200  # + the warning's code W0x<hh>
-ALARM_CODES = {3: 0x0002}  # E3 Card Not Read = PROTOCOL.md read failure
+ALARM_CODES = {3: 0x0002}  # E3 Card Not Read = docs/spec-protocol.md read failure
 
 TAG_GAME = "game"
 TAG_BURN = "manual burn cards"

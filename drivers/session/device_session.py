@@ -14,7 +14,8 @@ when there is one: a `DeviceLost` (until one was stored), an ASCII shoe's `Devic
 
 The session also keeps the device's identity, its last HELLO as an input (JSON) stored with the
 link state. A device that comes back with the same boot_id (unplugged, or this process
-restarted) sends a HELLO the link only ACKs (PROTOCOL.md: a retransmission): so the first frame
+restarted) sends a HELLO the link only ACKs (docs/spec-protocol.md: a retransmission): so the first
+frame
 after a (re)connection is led by a `DeviceConnected` with that identity. And it asks a
 (re)connected device for its state and active faults, with the lights the table last wanted.
 """
@@ -226,7 +227,7 @@ class DeviceSession:
         self.connection.stop()
 
     def _resynchronise(self) -> None:
-        """Ask a (re)connected device for its state and active faults (PROTOCOL.md).
+        """Ask a (re)connected device for its state and active faults (docs/spec-protocol.md).
 
         A restarted controller numbers its frames from 1 again, and the device, which cannot
         see the restart, drops a frame whose seq equals the last one it accepted as a

@@ -4,7 +4,8 @@
 - protocol object: a `HostLink` for the reference protocol, else the vendor ASCII adapter
   (`BeetekAdapter`, `LineCodeAdapter`), which also turns its readings into inputs;
 - translator (reference protocol): `make_translator`, the one rule that picks it;
-- silence: PROTOCOL.md's timeout for the reference protocol; none for the ASCII shoes, which
+- silence: docs/spec-protocol.md's timeout for the reference protocol; none for the ASCII shoes,
+which
   send no heartbeat (an idle shoe is quiet, not silent);
 - the `DeviceConnection` that runs them on the asyncio loop (the port opens when its
   `messages()` starts).

@@ -52,7 +52,7 @@ def default_baud(protocol: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class DeviceTimings:
-    """PROTOCOL.md's silence and backoff, and how often an idle port wakes up."""
+    """docs/spec-protocol.md's silence and backoff, and how often an idle port wakes up."""
 
     silence_timeout: float = 3.0  # a reference device is silent after this long without a frame
     backoff_initial: float = 0.5  # reopening a vanished port: 0.5 s doubling to 10 s

@@ -1,6 +1,7 @@
 """Simulated shoe-link devices: a shoe (RFID or optical), a batch shuffler, a shuffler-dealer.
 
-They speak PROTOCOL.md from the far side of a real pseudo-terminal or of pyusb's real core,
+They speak docs/spec-protocol.md from the far side of a real pseudo-terminal or of pyusb's real
+core,
 so the controller's drivers run unchanged against them.
 
 - ``devices``: the device models, sans-I/O (``ShoeSim``, ``ShufflerSim``,

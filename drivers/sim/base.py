@@ -6,7 +6,8 @@ shuffler, a shuffler-dealer machine); the devices there (`ShoeSim`, `ShufflerSim
 `ShufflerDealerSim`) are a `SimDevice` with their mechanism, and `devices.make_device` picks
 one for a configuration.
 
-Each device owns a ``DeviceLink`` and behaves like the hardware PROTOCOL.md describes: HELLO
+Each device owns a ``DeviceLink`` and behaves like the hardware docs/spec-protocol.md describes:
+HELLO
 on connect, HEARTBEAT every second while idle, answers to STATUS_REQUEST, INDICATE and
 SHUFFLE, and after a link-down a new session (same boot_id) after ``relink_after`` seconds,
 its unacknowledged frame kept. Like the link, a device never reads a clock: the runner
@@ -48,7 +49,8 @@ from drivers.wire.messages import (
 )
 
 CARDS_PER_DECK = 52
-DEFAULT_CARDS_BEHIND_CUT = 14  # the controller wants at least 12 (DESIGN.md, R3.1)
+# the controller wants at least 12 (docs/architecture.md "What the devices report", R3.1)
+DEFAULT_CARDS_BEHIND_CUT = 14
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Line faults for simulated devices: noise, lost or flipped bytes, doubled frames, silence.
 
 A ``LineFaults`` sits between a device's link and its port and spoils the byte stream on
-request, like a bad cable would; the link on either side must recover (PROTOCOL.md,
+request, like a bad cable would; the link on either side must recover (docs/spec-protocol.md,
 Reliability). Each request counts down (``drop(5)`` loses the next five bytes); rates
 (``drop_rate=0.2``) keep spoiling until set back to 0. Randomness comes from the given
 ``random.Random`` so a seeded simulator misbehaves the same way every run.

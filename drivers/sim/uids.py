@@ -3,7 +3,8 @@
 ``uid_for(deck_serial, rank, suit)`` is a 7-byte UID (0x04, the NXP manufacturer byte, then
 six bytes of SHA-256 of ``"deck_serial:rank:suit"``): the same deck always carries the same
 tags, so a registry written once matches every later run. ``write_registry`` writes one CSV
-per deck in the PROTOCOL.md format ``uid_hex,rank,suit,deck_serial`` (header row, upper-case
+per deck in the docs/spec-protocol.md format ``uid_hex,rank,suit,deck_serial`` (header row,
+upper-case
 hex, protocol numbers for rank and suit).
 """
 

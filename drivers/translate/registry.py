@@ -1,6 +1,7 @@
 """The RFID deck registry: which card and deck each tag UID belongs to, loaded from CSV files.
 
-PROTOCOL.md: one CSV per deck, rows `uid_hex,rank,suit,deck_serial`. A UID the registry does
+docs/spec-protocol.md: one CSV per deck, rows `uid_hex,rank,suit,deck_serial`. A UID the registry
+does
 not know is a foreign card; the scanner translator, not the registry, tracks duplicates.
 
 File format (docs/drivers.md "Deck registry"):
@@ -26,7 +27,7 @@ from typing import NamedTuple
 from shoe_controller.vocab.cards import RANK_LETTERS, Card, CardError, Suit
 
 HEADER = ("uid_hex", "rank", "suit", "deck_serial")
-UID_MIN_BYTES, UID_MAX_BYTES = 4, 10  # PROTOCOL.md CARD encoding 2: uid_len 4-10
+UID_MIN_BYTES, UID_MAX_BYTES = 4, 10  # docs/spec-protocol.md CARD encoding 2: uid_len 4-10
 _UID_SEPARATORS = re.compile(r"[:\-\s]")
 _HEX = re.compile(r"[0-9A-F]+")
 
@@ -64,7 +65,7 @@ def normalize_uid(uid: bytes | str) -> str:
         raise ValueError(f"UID {uid!r} is not an even number of hex digits")
     if not UID_MIN_BYTES <= len(text) // 2 <= UID_MAX_BYTES:
         raise ValueError(
-            f"UID {uid!r} has {len(text) // 2} bytes; PROTOCOL.md allows "
+            f"UID {uid!r} has {len(text) // 2} bytes; docs/spec-protocol.md allows "
             f"{UID_MIN_BYTES}-{UID_MAX_BYTES}"
         )
     return text

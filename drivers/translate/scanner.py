@@ -1,9 +1,10 @@
 """Shoe scanner driver: turns reference-protocol messages into the table's typed inputs.
 
 Sans-I/O: `ScannerTranslator.translate(message, now)` maps one message from the link to
-inputs; it never touches a port or a clock. The daemon wires link + transport + translator:
-it translates a delivery, stores the inputs, then ACKs the frame. Commands to the shoe are
-built here (`indicate`, `status_request`) and sent with `link.send(...)`.
+inputs; it never touches a port or a clock. `DeviceSession` (drivers/session/) wires link,
+connection and translator: it translates a delivery, hands the inputs out to be stored, then
+ACKs the frame once told they are. Commands to the shoe are built here (`indicate`,
+`status_request`) and sent with `DeviceSession.send`.
 
 What it keeps (small, exportable, rebuildable from the journal's inputs):
 - the last card counter, to turn a counter gap into `CardsMissed` (R10.5); it restarts at
@@ -164,14 +165,16 @@ class ScannerTranslator:
         self._seen.clear()
 
     def restart_counter(self) -> None:
-        """The counter restarts at 1 (a shuffler-dealer after SHUFFLE_DONE, PROTOCOL.md)."""
+        """The counter restarts at 1 (a shuffler-dealer after SHUFFLE_DONE,
+        docs/spec-protocol.md)."""
         self._last_counter = 0
 
     # -- host to device ----------------------------------------------------------------
 
     @staticmethod
     def indicate(pattern: int, arg: int = 0) -> m.Indicate:
-        """INDICATE for `link.send`; raises ValueError for a pattern or arg PROTOCOL.md lacks."""
+        """INDICATE for `link.send`; raises ValueError for a pattern or arg docs/spec-protocol.md
+        lacks."""
         try:
             chosen = m.IndicatePattern(pattern)
         except ValueError:

@@ -185,7 +185,8 @@ class ShufflerTranslator:
             announced_decks=announced,
         )
         if self.kind == "shuffler_dealer":
-            self.dealer.restart_counter()  # PROTOCOL.md: counter 1 is the first card after it
+            # docs/spec-protocol.md: counter 1 is the first card after it
+            self.dealer.restart_counter()
         return ShuffleDone(
             at=now,
             device=self.device,

@@ -1,1 +1,2 @@
-"""PROTOCOL.md on the wire: the messages, the byte framing and the sans-I/O reliable link."""
+"""docs/spec-protocol.md on the wire: the messages, the byte framing and the sans-I/O reliable
+link."""

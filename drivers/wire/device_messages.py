@@ -1,4 +1,5 @@
-"""The messages a device sends (PROTOCOL.md "Messages, device to host"), in the table's order.
+"""The messages a device sends (docs/spec-protocol.md "Messages, device to host"), in the table's
+order.
 
 One frozen dataclass per row, so the module and the spec's table are read side by side; each
 encodes its payload exactly (``encode_payload``) and decodes it (``decode_payload``), raising

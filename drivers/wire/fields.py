@@ -1,4 +1,5 @@
-"""PROTOCOL.md's field values (message types, device kinds, card flags, shoe states ...) and
+"""docs/spec-protocol.md's field values (message types, device kinds, card flags, shoe states ...)
+and
 how a payload is read and written: little-endian integers, `len u8` strings, and a
 `MessageError` for every value outside the tables.
 
@@ -20,11 +21,12 @@ UID_MAX_LEN = 10
 
 
 class MessageError(ValueError):
-    """A payload that does not follow PROTOCOL.md (wrong length, unknown value, bad UTF-8)."""
+    """A payload that does not follow docs/spec-protocol.md (wrong length, unknown value, bad
+    UTF-8)."""
 
 
 class UnknownMessageTypeError(MessageError):
-    """A frame type that PROTOCOL.md v1 does not define."""
+    """A frame type that docs/spec-protocol.md v1 does not define."""
 
 
 class MessageType(IntEnum):

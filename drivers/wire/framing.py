@@ -1,4 +1,5 @@
-"""Byte framing of the shoe link (PROTOCOL.md v1): COBS, CRC-16, frames in and out of a stream.
+"""Byte framing of the shoe link (docs/spec-protocol.md v1): COBS, CRC-16, frames in and out of a
+stream.
 
 A frame is ``COBS(version seq type payload crc) 0x00``. ``encode_frame`` builds one,
 ``decode_frame`` takes one apart, and ``FrameDecoder`` cuts a received byte stream at its
@@ -123,7 +124,7 @@ def decode_frame(encoded: bytes) -> RawFrame:
 class FrameDecoder:
     """Cuts received bytes into frames at their delimiters and takes each apart.
 
-    A transfer may hold several frames or part of one (PROTOCOL.md): the part is kept for
+    A transfer may hold several frames or part of one (docs/spec-protocol.md): the part is kept for
     the next ``feed``. A frame growing past 255 bytes is not kept: its bytes are discarded up
     to the next delimiter and reported as one ``FrameTooLongError``.
     """

@@ -1,4 +1,5 @@
-"""The messages a host sends (PROTOCOL.md "Messages, host to device"), in the table's order.
+"""The messages a host sends (docs/spec-protocol.md "Messages, host to device"), in the table's
+order.
 
 ACK and NAK are the link's own (sent with seq 0, by both sides); INDICATE, STATUS_REQUEST and
 SHUFFLE are the host's commands. One frozen dataclass per row, as device_messages.py.

@@ -1,4 +1,5 @@
-"""Sans-I/O reliable shoe link (PROTOCOL.md v1): sequence numbers, ACK/NAK, resends, sessions.
+"""Sans-I/O reliable shoe link (docs/spec-protocol.md v1): sequence numbers, ACK/NAK, resends,
+sessions.
 
 The link is pure state: feed it the bytes that arrived (``receive_data``), take the bytes it
 wants written (``bytes_to_send``), hand it messages to send (``send``) and the time now and

@@ -15,7 +15,7 @@ from drivers.wire.messages import Message
 
 @dataclass(frozen=True, slots=True)
 class LinkConfig:
-    """Timers and limits (PROTOCOL.md defaults)."""
+    """Timers and limits (docs/spec-protocol.md defaults)."""
 
     resend_after: float = 0.2  # seconds without ACK before the identical frame is resent
     max_resends: int = 10  # then the link is down and the frame kept for the next session

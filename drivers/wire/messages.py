@@ -1,6 +1,7 @@
-"""Typed messages of the shoe link protocol (PROTOCOL.md v1): all of them, by their type byte.
+"""Typed messages of the shoe link protocol (docs/spec-protocol.md v1): all of them, by their type
+byte.
 
-The messages are two modules read side by side with PROTOCOL.md's two tables:
+The messages are two modules read side by side with docs/spec-protocol.md's two tables:
 device_messages.py (device to host) and host_messages.py (host to device), one frozen dataclass
 per message on the base `Message` (message_base.py); the field values and the payload reader
 are fields.py's. This module is the one import for them all, with their field types.

@@ -5,7 +5,8 @@ JSON lines in the form of docs/inputs.md (what the journal stores, `inputs.input
 or a dispute file (`shoe-controller export`, `shoectl round N --export`), whose inputs it
 replays with the table settings the file carries; `-` reads standard input. It shows the
 events as a table for a person, as shoectl shows them (times in this machine's zone, `--utc`
-in UTC), or with `--json` one JSON event per line (PUSH_API.md without `seq`/`id`, which the
+in UTC), or with `--json` one JSON event per line (docs/spec-push-api.md without `seq`/`id`, which
+the
 journal gives). Same inputs, same events (docs/table.md). docs/examples/inputs.jsonl is a
 file to try.
 """

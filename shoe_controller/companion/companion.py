@@ -74,7 +74,7 @@ class Analyst:
     due: int | None = None  # the shoe whose next round waits for an analysis
 
     def feed(self, event: Mapping[str, Any]) -> None:
-        """One event of the stream (PUSH_API.md form), in seq order."""
+        """One event of the stream (docs/spec-push-api.md form), in seq order."""
         shoe = event.get("shoe")
         if not isinstance(shoe, int) or str(event.get("type", "")).startswith("surveillance."):
             return

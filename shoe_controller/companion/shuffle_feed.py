@@ -1,7 +1,8 @@
 """The companion's shuffle watch: each shoe's public cards in dealt order, read from the table's
 events, held against the previous shoe's, and the findings to send (issue 28, docs/shuffle.md).
 
-`ShoeOrder` reads one shoe's events (PUSH_API.md form, in seq order) and gives its cards in
+`ShoeOrder` reads one shoe's events (docs/spec-push-api.md form, in seq order) and gives its cards
+in
 dealt order as they become public: the burn at `shoe.burned`, a round's cards at its end
 (`round.result`, `round.voided`), in the order they left the shoe (its `card.dealt` and
 `card.extra` events, R7, R10.3). In squeeze mode a card's identity is taken from its
@@ -195,7 +196,7 @@ class ShuffleAnalyst:
     final: bool = False
 
     def feed(self, event: Mapping[str, Any]) -> None:
-        """One event of the stream (PUSH_API.md form), in seq order."""
+        """One event of the stream (docs/spec-push-api.md form), in seq order."""
         shoe, kind = event.get("shoe"), str(event.get("type", ""))
         if not isinstance(shoe, int) or (
             kind.startswith("surveillance.") and kind != EventType.SURVEILLANCE_CARD_TAGS

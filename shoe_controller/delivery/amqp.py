@@ -1,9 +1,9 @@
 """The message broker's sink: each event a persistent message on a durable topic exchange.
 
 For studios and floors whose consumers read durable broker queues (docs/amqp.md): routing
-key `table.<table id>.<event type>`, the body the event object exactly as in PUSH_API.md's
+key `table.<table id>.<event type>`, the body the event object exactly as in docs/spec-push-api.md's
 `events` array (its `seq` this sink's own), `message_id` the event id (consumers
-de-duplicate by it), the seq and the PUSH_API.md signature in headers. An event counts as
+de-duplicate by it), the seq and the docs/spec-push-api.md signature in headers. An event counts as
 delivered only once the broker confirmed it (publisher confirms). Up to `window` messages are
 in flight on one channel, which keeps them in order; a failure drops the connection and
 resends from the first unconfirmed one, so a consumer may see an event twice, never miss one.

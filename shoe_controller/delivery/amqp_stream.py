@@ -3,7 +3,8 @@ republished duplicate itself.
 
 For consumers that read a stream (an append-only log read by offset: docs/amqp.md "A queue or
 a stream"), over RabbitMQ's stream protocol (the `rstream` client). The body, the message id,
-the seq and the PUSH_API.md signature are the broker sink's (amqp.py), as AMQP 1.0 properties
+the seq and the docs/spec-push-api.md signature are the broker sink's (amqp.py), as AMQP 1.0
+properties
 and application properties. Broker-side de-duplication: the sink publishes as the producer
 named after the table (`producer name` = the table id) with this sink's seq as each message's
 publishing id, a gap-free and strictly increasing number. The broker keeps the last publishing

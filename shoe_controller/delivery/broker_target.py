@@ -57,7 +57,7 @@ class BrokerConfig:
     # as its hosts (<scheme>://user@mq1:5672,mq2:5672,mq3:5672/vhost), or `urls`
     table_id: str
     controller_id: str
-    key_file: Path  # the table's PUSH_API.md key: signs each message
+    key_file: Path  # the table's docs/spec-push-api.md key: signs each message
     password_file: Path | None = None  # the broker password, instead of one in the url
     ca_file: Path | None = None
     client_cert: Path | None = None
@@ -110,8 +110,8 @@ class BrokerConfig:
 def signed_message(
     key: pushapi.SigningKey, controller_id: str, at: float, item: OutboxEvent
 ) -> tuple[bytes, dict[str, Any]]:
-    """An event's body, exactly as in PUSH_API.md's `events` array, and the headers every
-    broker message carries: this sink's seq, and the PUSH_API.md signature of the body."""
+    """An event's body, exactly as in docs/spec-push-api.md's `events` array, and the headers every
+    broker message carries: this sink's seq, and the docs/spec-push-api.md signature of the body."""
     body = json.dumps(
         item.to_wire(), separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ).encode("utf-8")

@@ -30,7 +30,7 @@ __all__ = [
     "parse_base_url",
 ]
 
-MAX_BODY = 1 << 20  # bytes: PUSH_API.md's answers are a few bytes; more is a wrong server
+MAX_BODY = 1 << 20  # bytes: docs/spec-push-api.md's answers are a few bytes; more is a wrong server
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})  # these say Content-Length even when empty
 _OURS = frozenset({"host", "content-length", "transfer-encoding", "connection"})

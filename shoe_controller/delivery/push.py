@@ -1,4 +1,4 @@
-"""The table server's sink: events POSTed as PUSH_API.md says, to the byte.
+"""The table server's sink: events POSTed as docs/spec-push-api.md says, to the byte.
 
 Batches of at most 200 events in the sink's seq order, signed; the server's `acked_through`
 is what it confirmed. Start-up asks it where it is (GET .../ack) before sending anything. A

@@ -1,7 +1,8 @@
-"""The wire format of the table-server push API (PUSH_API.md): keys, signatures, bodies.
+"""The wire format of the table-server push API (docs/spec-push-api.md): keys, signatures, bodies.
 
 Sans-I/O and shared by the table server's sink (client) and the reference receiver (server), so both
-sides sign and check with the same few lines. Everything here follows PUSH_API.md to the byte.
+sides sign and check with the same few lines. Everything here follows docs/spec-push-api.md to the
+byte.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 API_VERSION = "v1"
-MAX_BATCH = 200  # events per request, PUSH_API.md "at most 200 a request"
+MAX_BATCH = 200  # events per request, docs/spec-push-api.md "at most 200 a request"
 MAX_CLOCK_SKEW_S = 300  # a server rejects timestamps further than this from its clock
 SIGNATURE_SCHEME = "v1="
 
@@ -99,7 +100,7 @@ def encode_body(controller_id: str, table_id: str, events: list[dict[str, Any]])
 def signed_headers(
     key: SigningKey, controller_id: str, timestamp: float, body: bytes
 ) -> dict[str, str]:
-    """The four request headers of PUSH_API.md for one body, timestamp in unix seconds."""
+    """The four request headers of docs/spec-push-api.md for one body, timestamp in unix seconds."""
     stamp = str(int(timestamp))
     return {
         "Content-Type": "application/json",

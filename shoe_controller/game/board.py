@@ -1,7 +1,7 @@
 """What a shoe's scoreboard shows, folded from its public events: the round results for the
-roads, the round being dealt, and the shoe statistics of ROADS.md (docs/scoreboard.md).
+roads, the round being dealt, and the shoe statistics of docs/spec-roads.md (docs/scoreboard.md).
 
-`Board.feed(event)` takes the events in journal order (PUSH_API.md form: `type`, `shoe`,
+`Board.feed(event)` takes the events in journal order (docs/spec-push-api.md form: `type`, `shoe`,
 `round`, `data`) and says what changed; `Board.to_json()` is the whole board. It follows the
 table from shoe to shoe (a batch shuffler's `shoe.shuffled` for the next shoe does not clear
 a shoe still being dealt). No I/O, no clock.
@@ -232,7 +232,7 @@ class Board:
         return self._current.to_json() if self._current is not None else None
 
     def stats(self) -> dict[str, Any]:
-        """ROADS.md's shoe statistics: results, pairs, naturals, and the cards."""
+        """docs/spec-roads.md's shoe statistics: results, pairs, naturals, and the cards."""
         results = self.results
         counts: Counter[str] = Counter()
         for round_ in self._rounds.values():

@@ -1,5 +1,5 @@
 """The display board's roads computed from a shoe's round results: bead plate, big road, the
-three derived roads (big eye boy, small road, cockroach pig) and the ask road (ROADS.md).
+three derived roads (big eye boy, small road, cockroach pig) and the ask road (docs/spec-roads.md).
 
 Pure functions: a list of results in, plain data out (no terminal, no colour: `shoectl` and
 the scoreboard page draw them). The results are the shoe's real rounds in order (trial rounds
@@ -14,7 +14,7 @@ has no winner until that win comes). A column holds consecutive wins of one side
 winner starts the next column. A column that cannot go down (row 6 reached, or the cell
 below taken by an earlier tail) turns right and runs along its row: the dragon tail.
 
-Derived roads (ROADS.md "Derived roads"): each looks k columns back in the big road's
+Derived roads (docs/spec-roads.md "Derived roads"): each looks k columns back in the big road's
 *logical* columns (their full length, however they are drawn; ties ignored): k = 1 big eye
 boy, 2 small road, 3 cockroach pig. Their red and blue mean "regular" and "irregular", not
 Banker and Player. A derived road is drawn like the big road (same colour down, a change of
@@ -33,7 +33,7 @@ ROWS = 6
 WINNERS = ("banker", "player", "tie")
 NATURALS = (None, "player", "banker", "both")
 RED, BLUE = "red", "blue"
-# The derived roads and how many columns each looks back (ROADS.md), in the board's order.
+# The derived roads and how many columns each looks back (docs/spec-roads.md), in the board's order.
 DERIVED_ROADS = (("big_eye_boy", 1), ("small_road", 2), ("cockroach_pig", 3))
 
 
@@ -43,7 +43,7 @@ class RoadError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class RoundResult:
-    """What the roads need of one round (PUSH_API.md round.result)."""
+    """What the roads need of one round (docs/spec-push-api.md round.result)."""
 
     winner: str  # "banker", "player" or "tie"
     player_pair: bool = False
@@ -240,10 +240,10 @@ def column_lengths(results: Iterable[RoundResult]) -> list[int]:
 
 def derived_entry(lengths: Sequence[int], k: int) -> str | None:
     """What the road looking `k` columns back adds for the big road's newest entry, the last
-    of the last column in `lengths` (ROADS.md); None before the road starts."""
+    of the last column in `lengths` (docs/spec-roads.md); None before the road starts."""
     if k < 1:
         raise RoadError(f"a derived road looks at least one column back, got {k}")
-    column = len(lengths)  # 1-based, as ROADS.md counts
+    column = len(lengths)  # 1-based, as docs/spec-roads.md counts
     # The road starts at row 2 of column k+1, or at row 1 of column k+2 when that stays empty.
     if column < k + 1 or (column == k + 1 and lengths[-1] < 2):
         return None

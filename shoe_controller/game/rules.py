@@ -128,7 +128,7 @@ def is_perfect_pair(hand: Sequence[Card]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """Everything a finished round decides, as `round.result` reports it (PUSH_API.md)."""
+    """Everything a finished round decides, as `round.result` reports it (docs/spec-push-api.md)."""
 
     player: tuple[Card, ...]
     banker: tuple[Card, ...]
@@ -173,7 +173,7 @@ class Outcome:
         return abs(self.player_total - self.banker_total)
 
     def result_data(self) -> dict[str, object]:
-        """The `data` of a `round.result` event, every field PUSH_API.md names."""
+        """The `data` of a `round.result` event, every field docs/spec-push-api.md names."""
         return {
             "player": [str(card) for card in self.player],
             "banker": [str(card) for card in self.banker],

@@ -97,7 +97,8 @@ class SinkKeys:
 
 @dataclass(frozen=True)
 class ServerSection(SinkKeys):
-    """[server], or a [[sink]] of kind "http": a table server the events go to (PUSH_API.md).
+    """[server], or a [[sink]] of kind "http": a table server the events go to
+    (docs/spec-push-api.md).
     By default it gets every event but surveillance's (docs/delivery.md)."""
 
     name: str = LEGACY_SINK
@@ -123,7 +124,8 @@ class BrokerKeys(SinkKeys):
     url: str = ""  # each kind's own default; several nodes as its hosts
     urls: tuple[str, ...] = ()  # a cluster's nodes, one URL each, instead of url (docs/amqp.md)
     password_file: str = ""
-    key_file: str = "/etc/shoe-controller/table.key"  # signs each message as PUSH_API.md does
+    # signs each message as docs/spec-push-api.md does
+    key_file: str = "/etc/shoe-controller/table.key"
     ca_file: str = ""
     client_cert: str = ""
     client_key: str = ""
@@ -302,7 +304,8 @@ class MetricsSection:
 @dataclass(frozen=True)
 class ApiSection:
     """[api]: the daemon's inbound API, where the table server says bets are open or closed and
-    dealers sign in (docs/inbound-api.md); signed with the table's key as PUSH_API.md signs,
+    dealers sign in (docs/inbound-api.md); signed with the table's key as docs/spec-push-api.md
+    signs,
     over TLS when tls_cert is set; off while listen is empty."""
 
     listen: str = ""  # host:port, e.g. "0.0.0.0:8710"; not the scoreboard's or the metrics'
@@ -355,7 +358,7 @@ def listen_address(listen: str) -> tuple[str, int]:
 def url_problem(url: str) -> str | None:
     """Why `url` is not an http:// or https:// base URL a table server's sink can use, or None.
 
-    The sink appends PUSH_API.md's paths to it, so a query or fragment would end up in
+    The sink appends docs/spec-push-api.md's paths to it, so a query or fragment would end up in
     the middle of every request; a user or password in it would show in every log line that
     names the server (the key file is the table's secret).
     """

@@ -1,6 +1,7 @@
 """The daemon: devices → table → journal → sinks, on one asyncio loop, under systemd.
 
-Data flows one way (DESIGN.md): a device runner turns frames into inputs and hands them to
+Data flows one way (docs/architecture.md): a device runner turns frames into inputs and hands them
+to
 `submit` (through the store `_store_for` gives each runner), which applies and journals them
 in one step (Controller) and only then lets the runner ACK; every commit wakes the sinks,
 feeds the control socket's followers and updates the shoe's indicator. Nothing else writes

@@ -30,7 +30,7 @@ from shoe_controller.vocab.inputs import CardDrawn, Input
 
 log = structlog.get_logger("devices")
 
-# The daemon's name for the drivers' timings of the reference protocol and PROTOCOL.md's
+# The daemon's name for the drivers' timings of the reference protocol and docs/spec-protocol.md's
 # silence and backoff (daemon.py and the test kits pass them in).
 DeviceOptions = DeviceTimings
 

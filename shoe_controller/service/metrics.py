@@ -328,7 +328,7 @@ def _journal(controller: Mapping[str, Any], outbox: Mapping[str, Any]) -> Iterat
     )
 
 
-_LINK_COUNTERS = (  # LinkStats fields of the reference protocol (PROTOCOL.md)
+_LINK_COUNTERS = (  # LinkStats fields of the reference protocol (docs/spec-protocol.md)
     ("device_link_frames_received", "Good frames received from the device", "frames_in"),
     ("device_link_retransmits", "Frames resent to the device (no ACK in time)", "retransmits"),
     ("device_link_crc_errors", "Frames from the device with a bad CRC", "crc_errors"),

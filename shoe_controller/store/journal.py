@@ -2,7 +2,7 @@
 
 The journal is the controller's memory and its outbox. One `record()` call stores an input,
 the events `table.apply(input)` produced, the link session state the drivers ACK against, and
-assigns the controller-wide event `seq` of PUSH_API.md (1, 2, 3 ... no gaps, never reused,
+assigns the controller-wide event `seq` of docs/spec-push-api.md (1, 2, 3 ... no gaps, never reused,
 kept across restarts and pruning). Recovery replays the inputs of the current shoe into a
 fresh table; `ReplayStep.mismatch()` says how the replayed events differ from the stored ones.
 

@@ -17,7 +17,7 @@ EVENT_COLUMNS = "seq, type, at, shoe, round, data, input_no"
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class StoredEvent:
-    """An event as stored, with its seq; `to_wire()` gives the PUSH_API.md form."""
+    """An event as stored, with its seq; `to_wire()` gives the docs/spec-push-api.md form."""
 
     seq: int
     id: str

@@ -1,7 +1,7 @@
 """Each delivery sink's own numbering of the events it takes (docs/journal.md "Sinks").
 
 A sink (the table server, a message broker ...) sees only the events its filter takes, and
-PUSH_API.md wants its `seq` gap-free: so each sink numbers its events 1, 2, 3 ... itself.
+docs/spec-push-api.md wants its `seq` gap-free: so each sink numbers its events 1, 2, 3 ... itself.
 The numbers are given in the same transaction that stores the events (no second writer
 competes with the card's commit for the write lock), stored as `sink_events` rows, and never
 change: a filter changed later numbers only the events stored after it.

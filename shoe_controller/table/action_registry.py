@@ -1,6 +1,6 @@
 """Supervisor commands: who acts and why, the arguments, and the registry of what each action does.
 
-`actions.ACTIONS` says what an action is (its name, help and arguments: what the control
+`action_specs.ACTIONS` says what an action is (its name, help and arguments: what the control
 socket and shoectl read); `HANDLERS` here says what it does, as a pair (check, do). Adding an
 action is one `Action` entry, a `check_*` and a `do_*` function, and one line below; a test
 keeps the two registries equal.

@@ -2,7 +2,7 @@
 
 A `SupervisorCommand` input names an action and carries its arguments as a JSON object; this
 module turns them into typed values or a clear refusal. What each action does is in
-supervisor.py's `HANDLERS`; what a supervisor types is in docs/inputs.md.
+action_registry.py's `HANDLERS`; what a supervisor types is in docs/inputs.md.
 """
 
 from __future__ import annotations

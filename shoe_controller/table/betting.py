@@ -2,7 +2,8 @@
 NO_MORE_BETS button or by the table server, and the times a round carries (issue 29).
 
 Pure like every part of the table: no clock of its own, the inputs carry `at`. With `[table]
-betting = "none"` (the default) nothing here acts and the events are PUSH_API.md's exactly.
+betting = "none"` (the default) nothing here acts and the events are docs/spec-push-api.md's
+exactly.
 Otherwise the next round may be dealt only once its bets closed: a round's first card before
 that came "before its time" (R17, handled by R10.1): `early_card` decides whether the
 supervisor is asked (a hold, ways out `void` or `accept`) or the round is voided at once.
@@ -198,7 +199,8 @@ def early_voided_text(ctx: Context, draw: Draw) -> str:
 
 
 def started_data(ctx: Context, current: RoundBook, first: Draw) -> dict[str, Any]:
-    """round.started's clock fields: none on a table without betting (PUSH_API.md exactly)."""
+    """round.started's clock fields: none on a table without betting (docs/spec-push-api.md
+    exactly)."""
     if not ctx.config.clocked:
         return {}
     return {

@@ -272,7 +272,7 @@ class ShoeBook:
     last_winner: str | None = None  # shown on the indicator until the next card
     cut_after: int | None = None
     # The device's last card counter the table accepted (None: no counter known yet) and
-    # the last card read: what the table checks the next card against (counting.py).
+    # the last card read: what the table checks the next card against (device_counters.py).
     counter: int | None = None
     last_read: Draw | None = None
     cut_pending: bool = False  # a cut card waits in the queue

@@ -1,7 +1,7 @@
 """Supervisor actions that decide about a card: confirm, discard, correct, missed, extra.
 
 Each action is a pair `check_*` (why it is refused now, or None) and `do_*` (carry it out,
-after the check passed); supervisor.py's registry names them. Cards of a round are laid out
+after the check passed); action_registry.py's registry names them. Cards of a round are laid out
 again in dealing order after a change (R10.1, R10.5); a squeezed card is never named (R15).
 """
 

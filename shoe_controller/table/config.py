@@ -1,4 +1,4 @@
-"""How a table deals: the readings of RULES.md that differ between houses, checked on creation.
+"""How a table deals: the readings of docs/rules.md that differ between houses, checked on creation.
 
 The daemon's TOML loader reads this one type (and nothing else of the table), so reading a
 configuration never loads the procedures machine.
@@ -31,7 +31,7 @@ EARLY_CARD_RULES = (EARLY_CARD_HOLD, EARLY_CARD_VOID)
 
 @dataclass(frozen=True, slots=True)
 class TableConfig:
-    """How this table deals: the readings of RULES.md that differ between houses.
+    """How this table deals: the readings of docs/rules.md that differ between houses.
 
     Every field is checked when the config is made; a bad value raises ValueError naming the
     field and what it may be.
@@ -108,7 +108,7 @@ class TableConfig:
     @property
     def clocked(self) -> bool:
         """Whether the table keeps the round's clock (times in round and shoe events, downtime,
-        dealers): off by default, so that the events are PUSH_API.md's exactly."""
+        dealers): off by default, so that the events are docs/spec-push-api.md's exactly."""
         return self.clock or self.betting != BETTING_NONE
 
 

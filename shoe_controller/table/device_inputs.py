@@ -155,7 +155,7 @@ def on_shoe_state(ctx: Context, item: ShoeStateChanged) -> None:
     if state == ShoeState.LOADED:
         if book.open:
             if has_hold(ctx, "shoe_removed") or has_hold(ctx, "shoe_empty"):
-                book.counter = 0  # back in: its counter starts again at 1 (PROTOCOL.md)
+                book.counter = 0  # back in: its counter starts again at 1 (docs/spec-protocol.md)
                 return  # the supervisor resumes (or changes the shoe)
             ctx.refuse(
                 "shoe_already_open",
@@ -171,7 +171,7 @@ def on_shoe_state(ctx: Context, item: ShoeStateChanged) -> None:
                 ctx.refuse(problem[0], problem[1], True)
             else:
                 open_shoe(ctx)
-                book.counter = 0  # the first card after SHOE loaded is 1 (PROTOCOL.md)
+                book.counter = 0  # the first card after SHOE loaded is 1 (docs/spec-protocol.md)
     elif state in (ShoeState.REMOVED, ShoeState.EMPTY):
         code = "shoe_removed" if state == ShoeState.REMOVED else "shoe_empty"
         if book.open and not has_hold(ctx, code):
@@ -224,7 +224,8 @@ def on_shuffle_done(ctx: Context, item: ShuffleDone) -> None:
     config, book = ctx.config, ctx.book
     shoe = ctx.shoe_of(item)
     if ctx.continuous:
-        book.counter = 0  # a shuffler-dealer counts from 1 after SHUFFLE_DONE (PROTOCOL.md)
+        # a shuffler-dealer counts from 1 after SHUFFLE_DONE (docs/spec-protocol.md)
+        book.counter = 0
     problems = [str(problem) for problem in item.problems]
     if item.decks != config.decks:
         problems.append(f"{item.decks} decks shuffled, {config.decks} configured")

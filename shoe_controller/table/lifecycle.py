@@ -10,7 +10,8 @@ Three small machines, each with its own job:
   blocked: R2.4, R10.6).
 
 The table's parts validate everything before they fire a trigger and check that it was taken
-(DESIGN.md); the machines make an impossible step an error instead of a silent state change.
+(docs/architecture.md "The procedures machine on `transitions`"); the machines make an
+impossible step an error instead of a silent state change.
 `mermaid()` draws all three from the machines themselves; `python -m
 shoe_controller.table.lifecycle` rewrites docs/state-diagram.md.
 """
@@ -106,7 +107,8 @@ class MachineModel:
 def _machine(
     model: MachineModel, states: tuple[str, ...], transitions: list[dict[str, object]], initial: str
 ) -> Machine:
-    # No auto transitions (DESIGN.md): a state is reached only by a named, validated trigger.
+    # No auto transitions (docs/architecture.md "Design notes"): a state is reached only by a
+    # named, validated trigger.
     return Machine(
         model=model,
         states=list(states),

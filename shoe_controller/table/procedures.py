@@ -1,13 +1,14 @@
 """The procedures of a baccarat table: inputs in, events out, every dealing rule enforced.
 
 `Table` is the facade over the parts of this package: `apply(input)` is the whole game logic
-(DESIGN.md), deterministic, no I/O, no clock; an input the table cannot accept yields one
+(docs/architecture.md), deterministic, no I/O, no clock; an input the table cannot accept yields one
 `procedure.alert` and changes nothing. The parts, by job:
 - context: the state and the input being applied (emit, alert, refuse; the machines)
 - lifecycle: the `transitions` machines (lifecycle, holds, the next shoe's preparation)
 - books: the shoe's bookkeeping, plain data
 - holds, screening, squeeze (R15), insurance (R16), shoes, dealing: the procedures
-- device_inputs, supervisor (+ card_decisions, table_actions): what each input does
+- device_inputs (+ device_counters), action_registry (+ card_actions, shoe_actions),
+  edge_reports, shuffle_reports: what each input does
 - view: the status view and the shoe's indicator
 docs/table.md explains the procedures, the recovery contract and the squeeze guarantees;
 docs/inputs.md the inputs and actions; docs/architecture.md the tree.
@@ -138,7 +139,7 @@ class Table:
 
     @property
     def indicator(self) -> tuple[int, int]:
-        """The INDICATE (pattern, arg) the shoe should show now (PROTOCOL.md)."""
+        """The INDICATE (pattern, arg) the shoe should show now (docs/spec-protocol.md)."""
         return indicator(self._ctx)
 
     def view(self) -> TableView:

@@ -2,7 +2,7 @@
 change_shoe, resume, hold, reveal, close_insurance, dealer.
 
 Each action is a pair `check_*` (why it is refused now, or None) and `do_*` (carry it out,
-after the check passed); supervisor.py's registry names them.
+after the check passed); action_registry.py's registry names them.
 """
 
 from __future__ import annotations
@@ -139,7 +139,8 @@ def do_change_shoe(ctx: Context, command: SupervisorCommand, args: dict[str, Any
         book.queue.clear()
         void_round(ctx, "shoe_changed", then_continue=False, with_cards=queued)
     if any(hold.security for hold in book.holds):
-        reason = "security"  # PUSH_API.md: the shoe ended over a foreign/duplicate card...
+        # docs/spec-push-api.md: the shoe ended over a foreign/duplicate card...
+        reason = "security"
     else:
         reason = "misdeal" if args["misdeal"] else "supervisor"
     end_shoe(ctx, reason)

@@ -2,7 +2,8 @@
 its end, and the downtime before it: the shuffle or shoe change since the shoe before ended.
 
 Only on a table that keeps the round's clock (`TableConfig.clocked`); otherwise nothing here
-acts and the events are PUSH_API.md's exactly. Pure: the times are the inputs' `at`, as the
+acts and the events are docs/spec-push-api.md's exactly. Pure: the times are the inputs' `at`, as
+the
 events carry them. The shoe before's end is an input of this shoe (`PreviousShoe`, which the
 table asks the controller to record with the input that ended it: `Table.take_carried`), so
 that this shoe's inputs alone give its events (the recovery contract, docs/table.md).

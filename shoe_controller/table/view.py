@@ -77,7 +77,7 @@ class TableView(TypedDict):
 
 
 def indicator(ctx: Context) -> tuple[int, int]:
-    """The INDICATE (pattern, arg) the shoe should show now (PROTOCOL.md)."""
+    """The INDICATE (pattern, arg) the shoe should show now (docs/spec-protocol.md)."""
     state, book = ctx.state, ctx.book
     if ctx.held or state == REVEAL:
         return (IndicatePattern.STOP, 0)

@@ -12,7 +12,7 @@ class CardError(ValueError):
 
 
 class Suit(IntEnum):
-    """Suits in the protocol's numbering (PROTOCOL.md: 0 ♠ S, 1 ♥ H, 2 ♦ D, 3 ♣ C)."""
+    """Suits in the protocol's numbering (docs/spec-protocol.md: 0 ♠ S, 1 ♥ H, 2 ♦ D, 3 ♣ C)."""
 
     S = 0
     H = 1
@@ -28,7 +28,8 @@ class Suit(IntEnum):
         return self.name
 
 
-RANK_LETTERS = "A23456789TJQK"  # index + 1 is the rank (PUSH_API.md "Cards and positions")
+# index + 1 is the rank (docs/spec-push-api.md "Cards and positions")
+RANK_LETTERS = "A23456789TJQK"
 ACE, JACK, QUEEN, KING = 1, 11, 12, 13
 
 # Line codes name the suit by a letter of their own (A = spades) and the rank by two digits.
@@ -91,7 +92,7 @@ def from_line_code(code: str) -> Card:
 
 
 def from_protocol(rank: int, suit: int) -> Card:
-    """Read the protocol's numbers: rank 1-13, suit 0-3 (PROTOCOL.md CARD encoding 1)."""
+    """Read the protocol's numbers: rank 1-13, suit 0-3 (docs/spec-protocol.md CARD encoding 1)."""
     try:
         suit_value = Suit(suit)
     except ValueError:

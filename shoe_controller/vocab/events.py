@@ -1,4 +1,5 @@
-"""The events the table emits, as PUSH_API.md names them, before the journal numbers them."""
+"""The events the table emits, as docs/spec-push-api.md names them, before the journal numbers
+them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 
 class EventType(StrEnum):
-    """PUSH_API.md "Event types", the controller's own surveillance events (issue 15,
+    """docs/spec-push-api.md "Event types", the controller's own surveillance events (issue 15,
     docs/surveillance.md), which are for the surveillance room, not the pit, and the round's
     clock of a table that waits for bets to close (issue 29)."""
 
@@ -56,7 +57,7 @@ SURVEILLANCE_FAMILY = "surveillance"
 
 
 def iso_time(at: float) -> str:
-    """PUSH_API.md's time form, UTC with microseconds: 2026-11-30T10:00:00.123456Z."""
+    """docs/spec-push-api.md's time form, UTC with microseconds: 2026-11-30T10:00:00.123456Z."""
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

@@ -24,7 +24,7 @@ class InputError(ValueError):
 
 
 class ShoeState(StrEnum):
-    """PROTOCOL.md SHOE states."""
+    """docs/spec-protocol.md SHOE states."""
 
     REMOVED = "removed"
     LOADED = "loaded"
@@ -34,7 +34,8 @@ class ShoeState(StrEnum):
 
 
 class Button(StrEnum):
-    """PROTOCOL.md BUTTON: the dealer confirms the cards are open, calls the supervisor, or
+    """docs/spec-protocol.md BUTTON: the dealer confirms the cards are open, calls the supervisor,
+    or
     closes betting for the next round."""
 
     REVEAL = "reveal"

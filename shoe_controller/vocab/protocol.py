@@ -1,4 +1,4 @@
-"""PROTOCOL.md's numbers that mean something beyond the wire: fault codes, severities, and
+"""docs/spec-protocol.md's numbers that mean something beyond the wire: fault codes, severities, and
 the INDICATE patterns the table asks the shoe to show.
 
 The drivers encode and decode them (drivers.wire.messages); the table acts on them. Defined

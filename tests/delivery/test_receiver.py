@@ -1,4 +1,5 @@
-"""The reference receiver answers exactly as PUSH_API.md says, over real HTTP on 127.0.0.1."""
+"""The reference receiver answers exactly as docs/spec-push-api.md says, over real HTTP on
+127.0.0.1."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def test_unreadable_card_is_still_a_card() -> None:
 @pytest.mark.parametrize(
     ("text", "code", "severity"),
     [
-        (b" [Game]<Alarm:E3 Card Not Read> ", 0x0002, 2),  # PROTOCOL.md read failure
+        (b" [Game]<Alarm:E3 Card Not Read> ", 0x0002, 2),  # docs/spec-protocol.md read failure
         (b" [GameAlarm]<Alarm:E3 Card Not Read> ", 0x0002, 2),
         (b" [GameAlarm]<Alarm:E7 Shoe Jam> ", ALARM_BASE + 7, 2),
         (b" [GameAlarm]<Alarm:E12> ", ALARM_BASE + 12, 2),

@@ -1,7 +1,7 @@
 """The link never raises: arbitrary bytes, and well-formed frames of any type, seq and length.
 
 `receive_data`'s contract (drivers/wire/link.py) is never to raise on what arrives, and to
-answer every frame the way PROTOCOL.md says: a frame that cannot be taken apart is counted
+answer every frame the way docs/spec-protocol.md says: a frame that cannot be taken apart is counted
 and NAKed, a good frame is counted in `frames_in` and (if reliable) ACKed or held for the
 application, a frame of another version is dropped. These properties hold the link to it
 for bytes no test thought of, including bodies too short to carry a header (a 2-byte body

@@ -1,4 +1,5 @@
-"""Shoe link messages: exact payload bytes per PROTOCOL.md, round trips, malformed payloads."""
+"""Shoe link messages: exact payload bytes per docs/spec-protocol.md, round trips, malformed
+payloads."""
 
 from __future__ import annotations
 
@@ -209,7 +210,7 @@ def test_card_round_trip_property(counter: int, flags: CardFlags, identity: obje
 
 
 def test_card_with_undefined_flag_bits_keeps_the_card() -> None:
-    # Bit 3 is not defined by PROTOCOL.md: the card must survive, its known flags too.
+    # Bit 3 is not defined by docs/spec-protocol.md: the card must survive, its known flags too.
     card = decode_message(MessageType.CARD, bytes([7, 0, 0, 0, 0b1001, 1, 12, 1]))
     assert card.counter == 7
     assert card.flags == CardFlags.FACE_UP

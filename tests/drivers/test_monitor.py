@@ -230,7 +230,8 @@ def test_no_time_to_watch_prints_only_the_statistics(tmp_path: Path) -> None:
 
 
 def test_a_silent_slp_device_is_shown_as_lost_and_reopened() -> None:
-    """PROTOCOL.md: no frame within the silence timeout is a lost device (here 0.2 s, not 3)."""
+    """docs/spec-protocol.md: no frame within the silence timeout is a lost device (here 0.2 s, not
+    3)."""
     records: list[dict[str, Any]] = []
 
     def emit(record: dict[str, Any], _text: str) -> None:

@@ -145,7 +145,8 @@ def test_a_batch_shuffler_does_not_deal() -> None:
 
 
 def test_shuffler_dealer_deals_like_a_shoe() -> None:
-    """Kind 4: CARD like a shoe, counter restarting after SHUFFLE_DONE (PROTOCOL.md, R2.5)."""
+    """Kind 4: CARD like a shoe, counter restarting after SHUFFLE_DONE (docs/spec-protocol.md,
+    R2.5)."""
     translator = ShufflerTranslator()
     translator.translate(m.Hello(m.DeviceKind.SHUFFLER_DEALER, 1), 0.0)
     translator.translate(m.ShuffleStarted(1, 8), 1.0)

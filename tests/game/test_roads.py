@@ -1,4 +1,5 @@
-"""The roads against hand-worked boards (ROADS.md's worked example among them), and the bead
+"""The roads against hand-worked boards (docs/spec-roads.md's worked example among them), and the
+bead
 plate's and big road's invariants for any shoe; tests/game/test_roads_property.py checks the
 derived roads against a second implementation."""
 
@@ -296,7 +297,7 @@ COLOUR = {"R": "red", "B": "blue"}
 
 
 def colours(text: str) -> list[str]:
-    """ROADS.md's notation: 'B R B' -> blue, red, blue."""
+    """docs/spec-roads.md's notation: 'B R B' -> blue, red, blue."""
     return [COLOUR[letter] for letter in text.split()]
 
 

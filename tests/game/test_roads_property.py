@@ -1,4 +1,4 @@
-"""The derived roads and the ask road against a plain second implementation of ROADS.md
+"""The derived roads and the ask road against a plain second implementation of docs/spec-roads.md
 (tests/support/shoe_testkit/roads.py), for any shoe; and how the derived roads are drawn."""
 
 from __future__ import annotations

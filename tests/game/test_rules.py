@@ -45,7 +45,7 @@ def deal(player_two: tuple[int, int], banker_two: tuple[int, int], *more: int) -
     return [card_worth(v, next(suits)) for v in (p1, b1, p2, b2, *more)]
 
 
-# R9.4 exactly as RULES.md writes it: banker total -> third-card points on which Banker draws.
+# R9.4 exactly as docs/rules.md writes it: banker total -> third-card points on which Banker draws.
 R9_4_DRAWS_WHEN = {
     0: set(range(10)),
     1: set(range(10)),
@@ -158,7 +158,8 @@ def test_outcome_fields_of_a_six_card_round() -> None:
 
 def test_result_data_has_every_push_api_field() -> None:
     data = outcome(cards("6S 3H KD 3C")).result_data()
-    assert set(data) == PUSH_API_FIELDS["round.result"]  # PUSH_API.md, written once for tests
+    # docs/spec-push-api.md, written once for tests
+    assert set(data) == PUSH_API_FIELDS["round.result"]
     # P 6+0 = 6 stands; B 3+3 = 6 stands (R9.3): tie, small.
     assert data["player"] == ["6S", "KD"]
     assert data["banker"] == ["3H", "3C"]
@@ -390,7 +391,7 @@ def test_r16_7_limits() -> None:
 
 
 def test_offer_event_data_gives_whole_odds_as_integers() -> None:
-    # PUSH_API.md: odds 3 is written 3, not 3.0; 1.5 stays 1.5.
+    # docs/spec-push-api.md: odds 3 is written 3, not 3.0; 1.5 stays 1.5.
     offer = InsuranceOffer(Side.PLAYER, 1, Fraction(3), 2, 6)
     assert json.dumps(offer.event_data()["odds"]) == "3"
     assert (

@@ -194,7 +194,7 @@ def test_a_broken_hash_chain_is_critical_and_says_to_keep_the_journal() -> None:
 
 @pytest.mark.parametrize(("severity", "level"), [(1, WARNING), (2, CRITICAL), (3, CRITICAL)])
 def test_a_device_fault_of_severity_error_or_worse_is_critical(severity: int, level: int) -> None:
-    # PROTOCOL.md: severity 1 warning, 2 error, 3 fatal.
+    # docs/spec-protocol.md: severity 1 warning, 2 error, 3 fatal.
     fault = {"device": "shuffler", "code": 0x0301, "severity": severity, "text": "jam"}
     answer = status(devices=[device("connected")], table={"faults": [fault]})
     assert levels(answer) == [(level, "shuffler fault 0x0301: jam")]

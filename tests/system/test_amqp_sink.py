@@ -79,7 +79,8 @@ def test_a_whole_shoe_reaches_the_consumers_queue_complete_and_in_order(
     assert len(expected) > 400  # a whole shoe: cards, rounds, results, its end
     assert expected[-1]["type"] == "shoe.ended"
     got = consumer(broker, exchange, queue, "--until-seq", str(len(expected)))
-    assert [message["event"] for message in got] == expected  # exactly as PUSH_API.md's events
+    # exactly as docs/spec-push-api.md's events
+    assert [message["event"] for message in got] == expected
     key = pushapi.SigningKey.from_file(key_file)
     for message, event in zip(got, expected, strict=True):
         assert message["routing_key"] == f"table.{TABLE_ID}.{event['type']}"

@@ -2,7 +2,7 @@
 
 A receiver process (`python -m shoe_controller.kit.receiver`) and a writer process
 (shoe_testkit/journal_writer.py: journal + publisher, standing in for the daemon) are killed,
-slowed and starved of disk. PUSH_API.md: "It never drops or reorders an event."
+slowed and starved of disk. docs/spec-push-api.md: "It never drops or reorders an event."
 """
 
 from __future__ import annotations

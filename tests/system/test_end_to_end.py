@@ -3,7 +3,8 @@
 Each test deals a whole 8-deck shoe in lock step (shoe_controller.kit.rig) and checks what the
 table server stored against the cards the simulator says it dealt (its `dealt` command):
 the burn (R2.2), every card's position (R7, R9), every round.result recomputed with
-shoe_controller.game.rules, the shoe's end (R3.1), every seq once and in order (PUSH_API.md),
+shoe_controller.game.rules, the shoe's end (R3.1), every seq once and in order
+(docs/spec-push-api.md),
 and the journal's card inputs, each counter exactly once. Then the same through a SIGKILL
 of the daemon mid-round, an unplugged scanner and a table server that is down for part of
 the shoe: no card or event may be lost or duplicated.

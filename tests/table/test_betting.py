@@ -27,7 +27,7 @@ from shoe_controller.vocab.inputs import (
     PreviousShoe,
 )
 
-# What the round's clock adds to PUSH_API.md's fields (docs/table.md "Betting").
+# What the round's clock adds to docs/spec-push-api.md's fields (docs/table.md "Betting").
 CLOCK_FIELDS = {
     "round.started": {"bets_closed_at", "first_card_at", "server_round"},
     "round.result": {
@@ -259,7 +259,7 @@ def test_the_next_shoes_inputs_alone_give_its_downtime() -> None:
     again = [event for shoe, item in driver.inputs if shoe == 2 for event in fresh.apply(item)]
     assert again == live
     assert fresh.snapshot() == driver.table.snapshot()
-    # Without the clock, nothing is carried and the events are PUSH_API.md's.
+    # Without the clock, nothing is carried and the events are docs/spec-push-api.md's.
     plain = Driver(TableConfig(insurance=False))
     plain.open_shoe()
     plain.sup("change_shoe")

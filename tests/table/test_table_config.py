@@ -1,4 +1,4 @@
-"""TableConfig: defaults as RULES.md reads them, and every bad value refused by name."""
+"""TableConfig: defaults as docs/rules.md reads them, and every bad value refused by name."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def test_the_quoted_false_alarm_rate_is_the_formulas() -> None:
 
 
 def test_every_rule_the_code_cites_is_in_the_projects_own_rules_page() -> None:
-    # A fresh clone stands alone: docs/rules.md holds the rules (a copy of RULES.md).
+    # A fresh clone stands alone: docs/rules.md holds the rules (a copy of the project's).
     repo = Path(__file__).resolve().parents[2]
     rules = (repo / "docs" / "rules.md").read_text(encoding="utf-8")
     defined = set(re.findall(r"^- (R\d+(?:\.\d+)?) ", rules, re.M))

@@ -4,7 +4,7 @@
   outcomes, whatever the configuration.
 - Any sequence of inputs (cards with any flags, device reports, supervisor commands with
   good or bad arguments) never raises and keeps the invariants: no card lost, one outcome
-  per round, held exactly when holds exist, events as PUSH_API.md defines them, a refused
+  per round, held exactly when holds exist, events as docs/spec-push-api.md defines them, a refused
   command is one `command_refused` alert, squeezed cards stay inside, and replaying the open
   shoe's inputs rebuilds the state.
 """

@@ -165,7 +165,7 @@ def test_a_bad_scenario_line_names_file_and_line(text: str, message: str) -> Non
 
 
 def test_every_expected_line_starts_with_its_event_type() -> None:
-    # A pit boss searches the files by event type (PUSH_API.md names).
+    # A pit boss searches the files by event type (docs/spec-push-api.md names).
     known = {str(kind) for kind in EventType}
     for path in SCENARIOS:
         for step in _scenario(path).steps:

@@ -1,4 +1,5 @@
-"""Cards: notations (PUSH_API.md, PROTOCOL.md, field devices) and values (R5, R2.2)."""
+"""Cards: notations (docs/spec-push-api.md, docs/spec-protocol.md, field devices) and values (R5,
+R2.2)."""
 
 import pytest
 from hypothesis import given
@@ -64,7 +65,7 @@ def test_bad_line_codes(code: str) -> None:
 
 
 def test_protocol_numbers() -> None:
-    # PROTOCOL.md: suit 0 S, 1 H, 2 D, 3 C; rank 1-13.
+    # docs/spec-protocol.md: suit 0 S, 1 H, 2 D, 3 C; rank 1-13.
     assert from_protocol(1, 0) == parse_card("AS")
     assert from_protocol(13, 3) == parse_card("KC")
     assert from_protocol(10, 2) == parse_card("TD")
@@ -77,7 +78,7 @@ def test_protocol_numbers() -> None:
 
 
 def test_deck_check_index_matches_protocol_layout() -> None:
-    # PROTOCOL.md SHUFFLE_DONE: counts[(rank-1)*4 + suit]
+    # docs/spec-protocol.md SHUFFLE_DONE: counts[(rank-1)*4 + suit]
     assert parse_card("AS").index == 0
     assert parse_card("AC").index == 3
     assert parse_card("2S").index == 4

@@ -26,7 +26,7 @@ STYLES: dict[str, dict[str, Any]] = {
     "dim": {"dim": True},
     "head": {"bold": True},
     "red_suit": {"fg": "red"},
-    "red": {"fg": "red", "bold": True},  # the derived roads' colours (ROADS.md)
+    "red": {"fg": "red", "bold": True},  # the derived roads' colours (docs/spec-roads.md)
     "blue": {"fg": "blue", "bold": True},
 }
 LEVEL_STYLE = {0: "ok", 1: "warn", 2: "crit", 3: "warn"}

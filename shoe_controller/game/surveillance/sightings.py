@@ -1,7 +1,7 @@
 """The cards seen in one shoe, read from its public events, and when the next round's odds are due.
 
 `ShoeSightings` is fed a shoe's events in seq order, as the journal and the control socket
-give them (PUSH_API.md form: `type`, `seq`, `round`, `data`), and keeps what left the shoe
+give them (docs/spec-push-api.md form: `type`, `seq`, `round`, `data`), and keeps what left the shoe
 with a known identity (docs/surveillance.md "What counts as seen"):
 - a round's cards once it ends: `round.result` (its hands) or `round.voided` (the cards it
   names; null for a card never revealed);

@@ -1,4 +1,5 @@
-"""Reference table server: receives, checks and stores pushed events exactly as PUSH_API.md says.
+"""Reference table server: receives, checks and stores pushed events exactly as
+docs/spec-push-api.md says.
 
 For integrators (a working counterpart to read and run) and for the delivery tests. It checks
 the signature and timestamp (401), stores each (table, seq) once in its own SQLite file and

@@ -125,7 +125,8 @@ class ReceiverStore:
             self._conn.execute("COMMIT")
 
     def events(self, table_id: str, after: int = 0) -> list[dict[str, Any]]:
-        """The stored events of a table with seq > `after`, in seq order, in PUSH_API.md form."""
+        """The stored events of a table with seq > `after`, in seq order, in docs/spec-push-api.md
+        form."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT seq, id, type, at, shoe, round, data FROM events"

@@ -1,4 +1,4 @@
-"""What a push API request may be (PUSH_API.md): its path and its batch, checked."""
+"""What a push API request may be (docs/spec-push-api.md): its path and its batch, checked."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def route(path: str) -> tuple[str, str]:
 
 
 def validated_batch(document: Any, table_id: str, controller_id: str) -> list[dict[str, Any]]:
-    """The batch's events if the body is as PUSH_API.md describes; BadRequest otherwise."""
+    """The batch's events if the body is as docs/spec-push-api.md describes; BadRequest
+    otherwise."""
     if not isinstance(document, dict):
         raise BadRequest(400, "body must be a JSON object")
     if document.get("controller_id") != controller_id or not controller_id:

@@ -5,7 +5,8 @@ simulated shoe (and, for a batch-shuffler table, the shuffler) on pseudo-termina
 (`python -m drivers.sim`), and the daemon (`shoe-controller run`) with a configuration it
 writes; it can SIGKILL and restart any of them. It plays the dealer in lock step: a card is
 drawn only once the shoe's previous frames are acknowledged, which the daemon does only after
-the journal stored them (DESIGN.md), so no card is drawn into a shoe the table has closed.
+the journal stored them (docs/architecture.md), so no card is drawn into a shoe the table has
+closed.
 It reads what happened from the daemon's journal (read-only) and the receiver's database.
 
 Used by `shoe-controller demo`, the end-to-end tests and bench/bench_daemon.py. Every file

@@ -1,7 +1,8 @@
 """The dealer's part at the rig's table, in lock step with the journal: draw, reveal, change shoes.
 
 A card is drawn only once the shoe's previous frames are acknowledged, which the daemon does
-only after the journal stored them (DESIGN.md), so no card is drawn into a shoe the table has
+only after the journal stored them (docs/architecture.md), so no card is drawn into a shoe the
+table has
 closed. The simulators know no baccarat; the dealer does the rest (R15's REVEAL, a new shoe).
 """
 

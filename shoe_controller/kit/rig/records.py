@@ -76,7 +76,7 @@ class TableRecords:
 
     def server_events(self) -> list[dict[str, Any]]:
         """What the table server is to get: the [server] sink's events, its seqs (every
-        event but surveillance's, docs/delivery.md), in PUSH_API.md form."""
+        event but surveillance's, docs/delivery.md), in docs/spec-push-api.md form."""
         journal = self.journal()
         if journal is None:
             return []
@@ -89,7 +89,7 @@ class TableRecords:
         return 0 if mark is None else mark.last_seq
 
     def received_events(self, after: int = 0) -> list[dict[str, Any]]:
-        """What the table server stored, in seq order (PUSH_API.md form)."""
+        """What the table server stored, in seq order (docs/spec-push-api.md form)."""
         if self._store is None:
             self._store = ReceiverStore(self.receiver_db)
         return self._store.events(TABLE_ID, after=after)

@@ -68,7 +68,7 @@ def outbox_of(
 
 
 def _age(at: str | None, now: float) -> float | None:
-    """Seconds since an event's `at` (PUSH_API.md time form)."""
+    """Seconds since an event's `at` (docs/spec-push-api.md time form)."""
     if at is None:
         return None
     try:

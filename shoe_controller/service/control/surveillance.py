@@ -7,7 +7,7 @@ answers they get (`events`, `round`, `outbox`, the followed stream): a live "hot
 in the pit invites preferential shuffling. A report is checked here first, so that a stale
 one (another shoe, or not newer than the last) is answered without touching the journal,
 then journaled as a `SurveillanceReport` input with the house's threshold and the sender's
-OS user, like any input (the table's `surveillance` part makes the events).
+OS user, like any input (the table's `edge_reports` part makes the events).
 """
 
 from __future__ import annotations

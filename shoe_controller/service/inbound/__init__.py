@@ -1,5 +1,6 @@
 """The daemon's inbound API (docs/inbound-api.md): the table server's word on the bets and the
-dealers, signed as PUSH_API.md signs; `requests` checks a request, `server` serves them."""
+dealers, signed as docs/spec-push-api.md signs; `requests` checks a request, `server` serves
+them."""
 
 from __future__ import annotations
 

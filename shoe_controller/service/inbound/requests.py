@@ -1,5 +1,5 @@
 """What an inbound API request may be (docs/inbound-api.md), checked without I/O: its path,
-its PUSH_API.md-style signature and timestamp, its nonce, its body; the input it becomes.
+its docs/spec-push-api.md-style signature and timestamp, its nonce, its body; the input it becomes.
 
 `InboundChecks.check(...)` gives the table input of a request or raises `Refused` (an HTTP
 status, a code, a line of text); `taken(nonce)` remembers a nonce once its input was stored,

@@ -3,7 +3,8 @@ for the page, and the whole board as one document (`shoectl road --svg`, `/board
 
 Plain text out, no I/O. Colours by custom: on the bead plate and the big road red is Banker,
 blue Player, green Tie; on the derived roads red and blue are "regular" and "irregular"
-(ROADS.md), drawn as rings (big eye boy), dots (small road) and slashes (cockroach pig). Every
+(docs/spec-roads.md), drawn as rings (big eye boy), dots (small road) and slashes (cockroach pig).
+Every
 drawn cell is one element of class `cell`, so a page or a test can count them.
 """
 

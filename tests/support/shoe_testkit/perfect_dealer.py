@@ -1,10 +1,11 @@
 """A dealer who makes no mistakes: the inputs a correctly dealt shoe produces (tests, bench).
 
 Given the cards in shoe order and a table config, `deal_shoe` plays the normal flow the way
-the devices report it (DESIGN.md "What the devices report"): load (or shuffle), burn (R2.2),
+the devices report it (docs/architecture.md "What the devices report"): load (or shuffle), burn
+(R2.2),
 rounds in dealing order (R7, R9), per-round burns (R8), the REVEAL button in squeeze mode
 (R15) and to close insurance windows (R16.8), the cut card and the last round (R3.1). It is
-written from RULES.md independently of the procedures machine (`shoe_controller/table/`),
+written from docs/rules.md independently of the procedures machine (`shoe_controller/table/`),
 so that the table can be checked against it.
 """
 

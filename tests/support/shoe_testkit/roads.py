@@ -1,7 +1,8 @@
-"""A plain second implementation of ROADS.md's derived roads and ask road, written from the
+"""A plain second implementation of docs/spec-roads.md's derived roads and ask road, written from
+the
 page and not from shoe_controller/game/roads.py, for the tests to check it against.
 
-It keeps the big road as a grid of (column, row) entries, both counted from 1 as ROADS.md
+It keeps the big road as a grid of (column, row) entries, both counted from 1 as docs/spec-roads.md
 counts them, and reads each rule off the page literally: the road's start entry ("row 2 of
 column k+1; if that cell stays empty, row 1 of column k+2"), then "has an entry at row r",
 "ends exactly at row r-1", "compare the lengths".

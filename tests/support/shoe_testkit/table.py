@@ -20,7 +20,7 @@ from shoe_controller.vocab.inputs import (
     SupervisorCommand,
 )
 
-# PUSH_API.md "Event types": the exact data fields of every event type.
+# docs/spec-push-api.md "Event types": the exact data fields of every event type.
 PUSH_API_FIELDS: dict[str, set[str]] = {
     "controller.started": {"version", "boot", "recovered"},
     "device.connected": {"device", "kind", "vendor", "model", "serial", "firmware"},

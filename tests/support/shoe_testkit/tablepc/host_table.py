@@ -173,7 +173,8 @@ class HostTable:
     # ------------------------------------------------------------------ the table server
 
     def received(self, after: int = 0) -> list[dict[str, Any]]:
-        """What the table server stored, in seq order (PUSH_API.md form), each seq once."""
+        """What the table server stored, in seq order (docs/spec-push-api.md form), each seq
+        once."""
         if self._store is None:
             self._store = ReceiverStore(self.receiver_db)
         return self._store.events(TABLE_ID, after=after)
