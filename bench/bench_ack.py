@@ -1,6 +1,6 @@
 """Benchmark: a card's ACK from the daemon against a minimal fsync-and-ACK host, under load.
 
-The question of issues 12 and 13: does the device's ACK (the card is on disk) wait for
+The question: does the device's ACK (the card is on disk) wait for
 anything but the commit? Measured in one run, real processes, the same pty frames:
   baseline  a minimal host written here: reads the frame, commits one row to SQLite (WAL,
             synchronous=FULL: the journal's own fsync), writes the ACK; nothing else;
@@ -11,9 +11,9 @@ anything but the commit? Measured in one run, real processes, the same pty frame
             (`[scoreboard] listen`) with 10 clients reading its event stream;
   hammered  150 clients asking `status` in a loop and 50 `events --follow` followers;
   viewers   a viewer's per-user cap of connections (8) each asking the heaviest of `events`
-            (limit 1000), `rounds`, `road` and `outbox` in a loop (issue 26);
+            (limit 1000), `rounds`, `road` and `outbox` in a loop;
 each at 2 cards/s and at 100 cards/s, p50 and p99, with ratios: loaded / card + session (aim:
-p50 and p99 <= 1.5x, issue 26), hammered / alone (aim: <= 1.2x), viewers / alone (aim: p50
+p50 and p99 <= 1.5x), hammered / alone (aim: <= 1.2x), viewers / alone (aim: p50
 <= 1.2x, p99 <= 1.5x, no ACK over 10 ms) and daemon / baseline. Every daemon's journal holds
 PREFILL_SHOES past shoes first, as a table PC's does (bench_viewers.prefill).
 Then whether the viewers' reader needs a process of its own (a card's handling in-process
@@ -22,7 +22,7 @@ and where a card's time goes inside the daemon, from its own timestamps
 (shoe_card_stage_seconds and shoe_journal_commit_seconds on `[metrics]`, in one more run alone),
 and in-process, stage by stage (bench_ack_stages.py).
 
-With --betting, only the daemon alone with `[table] betting = "button"` off and on (issue 29):
+With --betting, only the daemon alone with `[table] betting = "button"` off and on:
 the bench's dealer presses NO_MORE_BETS, untimed, whenever the lights say bets open.
 
 Run: python bench/bench_ack.py [--quick] [--viewers | --betting]
@@ -52,7 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 SLOW_SERVER_S = 0.2
 PREFILL_SHOES = 3  # past shoes in each daemon's journal (about 600 events each)
 VIEWERS = 8  # [control] max_connections_per_user: what one viewer may hold
-MAX_ACK_S = 0.010  # issue 26: no ACK over this while the viewers ask
+MAX_ACK_S = 0.010  # No ACK over this while the viewers ask
 
 MINIMAL_HOST = textwrap.dedent(
     """
@@ -327,7 +327,7 @@ def print_worst(worst: dict[str, float]) -> None:
 
 
 def betting_only(directory: Path, paced: int, fast: int) -> int:
-    """Issue 29: the daemon alone with betting off and on, in the order off, on, on, off."""
+    """The daemon alone with betting off and on, in the order off, on, on, off."""
     runs = {}
     for name, betting in (("off 1", False), ("on 1", True), ("on 2", True), ("off 2", False)):
         label = f"betting {name}"

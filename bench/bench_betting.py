@@ -1,4 +1,4 @@
-"""Benchmark: does betting move a card's ACK? (issue 29)
+"""Benchmark: does betting move a card's ACK?
 
 A card is ACKed once `Controller.submit` returned: the table's step and the journal's commit
 (fsync). Measured in one run, in-process, with a real journal file each: the same shoe dealt

@@ -131,7 +131,7 @@ class BenchShoe:
         return self.counter, written, wall
 
     def close_bets_when_open(self) -> None:
-        """The dealer's eye on the lights (issue 29, `[table] betting = "button"`): the
+        """The dealer's eye on the lights (`[table] betting = "button"`): the
         lights the last card brought (they come after its ACK; at most INDICATE_WAIT_S, a
         card need not change them), and if they say "bets open", NO_MORE_BETS and "deal"."""
         deadline = time.monotonic() + INDICATE_WAIT_S

@@ -1,6 +1,6 @@
 """Benchmark: a fleet of tables publishing to one RabbitMQ broker, as ratios to a bare publisher.
 
-Issue 16's fleet bench. N simulated tables (N = 1, 10, 100, 300), each with its own journal
+The fleet bench. N simulated tables (N = 1, 10, 100, 300), each with its own journal
 file, its own real `AmqpSink` and its own broker connection, fed a perfect dealer's shoe
 through the real `Controller`; the tables are split over a few worker processes, each running
 its share on one asyncio loop. They publish to one private RabbitMQ node on 127.0.0.1
@@ -28,7 +28,7 @@ headers and properties, the same 200-message window) with no table, journal or s
 "commit" is the moment a message is made. sink/bare ratios show what the controller's
 journal-backed delivery costs over the broker itself.
 
-Against a cluster (issue 30): `--cluster 3` starts a private three-node cluster
+Against a cluster: `--cluster 3` starts a private three-node cluster
 (`shoe_testkit.broker.Cluster`) and gives every sink its nodes; `--urls URL,URL,...` names
 the nodes of a cluster already running (its figures are then the publishers' only: the
 broker's memory, CPU and disk are read on the nodes the bench started). Either way each sink

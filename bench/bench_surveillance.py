@@ -1,6 +1,6 @@
 """Benchmark: the surveillance companion's analysis per round, and what it costs a card's ACK.
 
-Issue 15: the heavy work must never delay a card's ACK. Measured in one run:
+The heavy work must never delay a card's ACK. Measured in one run:
   1. the analysis per round as the companion does it (`Analyst.report`: the cards seen, the
      exact odds, every bet's edge, the report's JSON), p50/p99 over simulated 8-deck shoes,
      beside the bare odds engine (`odds.analyse`) on the same compositions;
@@ -11,7 +11,7 @@ Issue 15: the heavy work must never delay a card's ACK. Measured in one run:
      just as the round before was reported, on its own;
   3. how far behind the reports are: from a round's result (its time in the journal) to its
      report's journaling, p50/p99.
-Issue 28 adds the shuffle watch: in 1, its per-round work as the companion does it
+Beside it the shuffle watch: in 1, its per-round work as the companion does it
 (`ShuffleAnalyst`: a round's events in, the `shuffle_report` request out: the reference
 indexed on the shoe's first findings, the round's cards fed, every test, its p-value, the
 report) on the second of two full 8-deck shoes, which repeats 20 cards of the first; in 2,
@@ -103,7 +103,7 @@ def _slugged(previous: list[Any], rng: random.Random) -> list[Any]:
 
 
 def shuffle_times(shoes: int) -> None:
-    """The shuffle watch's work per round as the companion does it (issue 28)."""
+    """The shuffle watch's work per round as the companion does it."""
     config = TableConfig()
     rounds: list[float] = []
     slugs = 0

@@ -1,4 +1,4 @@
-"""What bench_ack.py's viewers case needs (issue 26): a journal that holds past shoes, as a
+"""What bench_ack.py's viewers case needs: a journal that holds past shoes, as a
 table PC's does, the heaviest of a viewer's queries, and the per-user cap of connections
 asking it in a loop.
 
