@@ -254,7 +254,7 @@ class DeviceConnection(Generic[T]):
     def _on_readable(self) -> None:
         # The reader callback wakes the session's own future: one loop turn from the byte's
         # arrival to its read, where an Event waited on through asyncio.wait took three and
-        # a task per card (issue 13).
+        # a task per card.
         self._readable = True
         self.wake()
 
