@@ -1,6 +1,6 @@
 """`shoe-controller report`: a shift report from the journal, per hour and per dealer: rounds,
 pace, round times, voids, misdeals, shoes, downtime, holds by kind and how long each took to
-resolve (issue 29, docs/pace.md).
+resolve (docs/pace.md).
 
 Read-only from the journal (the daemon's, while it runs, or a copy), counted by game/pace.py as
 `shoectl pace` counts; hours and times in this machine's zone like shoectl (`--utc`: UTC).

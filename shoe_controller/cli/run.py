@@ -29,7 +29,7 @@ def run_command(config_path: Path) -> None:
     from shoe_controller.service.preflight import load_checked  # noqa: PLC0415 - as the daemon
 
     # Everything checkable is checked before anything starts (systemd hears no READY): a bad
-    # value is one line and exit status 1, never a traceback at every restart (issue 12).
+    # value is one line and exit status 1, never a traceback at every restart.
     try:
         checked = load_checked(config_path)
     except ConfigError as error:

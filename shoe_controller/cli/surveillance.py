@@ -1,5 +1,5 @@
 """`shoe-controller surveillance`: the companion that reports the exact edge of every bet on the
-cards left after every round (issue 15, docs/surveillance.md)."""
+cards left after every round (docs/surveillance.md)."""
 
 from __future__ import annotations
 

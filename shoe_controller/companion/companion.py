@@ -1,5 +1,5 @@
 """The surveillance companion: follows the table's events, analyses the next round exactly on the
-cards not seen, and reports it to the controller (issue 15, docs/surveillance.md).
+cards not seen, and reports it to the controller (docs/surveillance.md).
 
 `shoe-controller surveillance --config FILE` runs this in a process of its own, so that the
 daemon never loads numpy and the analysis (a few milliseconds a round) never stands between
@@ -127,7 +127,7 @@ class Analyst:
 def add_slug_worth(request: dict[str, Any], analyst: Analyst) -> None:
     """Each slug's notice of a `shuffle_report` request, and the slug under way (`live`), get
     the next round's worth of every bet, plain on the cards `analyst` saw and if the slug goes
-    on (issue 28, slug_edge.py)."""
+    on (slug_edge.py)."""
     sightings = analyst.shoes.get(request["shoe"])
     basis = sightings.basis if sightings is not None else None
     composition = analyst.composition(basis.seen) if basis is not None else None
@@ -215,7 +215,7 @@ class Companion:
         self._on_report = on_report
         self._stopped = False
         self.analyst = analyst_for(config)
-        self.shuffle = ShuffleAnalyst(config.procedures.decks)  # issue 28
+        self.shuffle = ShuffleAnalyst(config.procedures.decks)  # the shuffle watch
 
     def stop(self) -> None:
         self._stopped = True
@@ -266,7 +266,7 @@ class Companion:
     def _start_after(self) -> int:
         """Where to read from: the events since the end of the shoe before the one in play
         (the edge's: a shoe's first events come after it), and from before the previous
-        shoe's `shoe.shuffled` (the shuffle watch's reference, issue 28); a journal with fewer
+        shoe's `shoe.shuffled` (the shuffle watch's reference); a journal with fewer
         shoes is read from its start."""
         ended = self._ask({"cmd": "events", "types": ["shoe.ended"], "limit": 1})
         after = max((event["seq"] for event in ended.get("events", ())), default=0)

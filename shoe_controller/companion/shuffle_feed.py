@@ -1,5 +1,5 @@
 """The companion's shuffle watch: each shoe's public cards in dealt order, read from the table's
-events, held against the previous shoe's, and the findings to send (issue 28, docs/shuffle.md).
+events, held against the previous shoe's, and the findings to send (docs/shuffle.md).
 
 `ShoeOrder` reads one shoe's events (docs/spec-push-api.md form, in seq order) and gives its cards
 in

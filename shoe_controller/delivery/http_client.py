@@ -1,7 +1,7 @@
 """One keep-alive HTTP/1.1 connection to one origin: what the table server's sink talks through.
 
 h11 does the framing (Content-Length and chunked bodies, keep-alive, "Connection: close");
-asyncio carries the bytes. It replaces httpx in the daemon (issue 13: httpx and what it
+asyncio carries the bytes. It replaces httpx in the daemon (httpx and what it
 imports cost ~5 MB of the daemon's RSS). The sink sends one request at a time to one server,
 so there is one connection, no pool, no proxy (nothing is read from the environment: a proxy
 must not see the table's traffic), no redirect followed and no content decoding.

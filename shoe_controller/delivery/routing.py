@@ -7,7 +7,7 @@ import fnmatch
 import functools
 import re
 
-# The table server is sent everything but what surveillance alone may see (issue 16).
+# The table server is sent everything but what surveillance alone may see.
 HTTP_EXCLUDES_BY_DEFAULT = ("surveillance.*",)
 
 _PATTERN = re.compile(r"[a-z0-9_.*?\[\]!-]{1,100}")

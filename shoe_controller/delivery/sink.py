@@ -156,7 +156,7 @@ class Wakeups:
 
     async def idle(self) -> None:
         """Until notify() or stop(): a future of its own, not two tasks, as a sink that
-        keeps up goes idle after every card (issue 13: this follows each card's ACK)."""
+        keeps up goes idle after every card (this follows each card's ACK)."""
         if self.new_events.is_set() or self.stopping.is_set():
             return
         self._idle_waiter = asyncio.get_running_loop().create_future()

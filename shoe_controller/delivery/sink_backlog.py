@@ -1,7 +1,7 @@
 """One sink's backlog in the journal: its events in its own seq order, and its mark.
 
 A sink that keeps up takes the events the journal committed last from its memory, with no
-read (issue 13: a card's way to the table server). Older ones are read on a connection and a
+read (a card's way to the table server). Older ones are read on a connection and a
 thread of the backlog's own: a read of 200 events and their JSON is a millisecond or two, and
 on the loop it would be a millisecond the next card's ACK waits. A confirmation is noted in
 the journal's memory and written by the next commit (a card's, or the link's heartbeat's),

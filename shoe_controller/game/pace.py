@@ -1,6 +1,6 @@
 """A table's pace from its journaled events: rounds an hour, round times, the wait from bets
 closed to the first card, the downtime between shoes, holds and how long each took, by hour
-and by dealer (issue 29: `shoectl pace`, `shoe-controller report`, the metrics).
+and by dealer (`shoectl pace`, `shoe-controller report`, the metrics).
 
 Pure: events in (the journal's JSON form, in seq order), figures out; no clock, no I/O, the
 zone the hours are counted in is given. Only the events' own times are used, so it works on

@@ -226,7 +226,7 @@ class ControlSection:
     max_connections: int = 64  # in all; root has a few more, so that it always gets in
     max_connections_per_user: int = 8
     idle_timeout_s: float = 300.0  # a connection that asks nothing this long is closed
-    # The requests that read the journal are answered by a reader process (issue 26): an
+    # The requests that read the journal are answered by a reader process: an
     # answer longer than this is refused `too_large`, one not built in this time `too_slow`.
     max_answer_bytes: int = 8 * 1024 * 1024
     answer_time_limit_s: float = 10.0

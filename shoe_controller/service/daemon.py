@@ -153,7 +153,7 @@ class Daemon:
             try:
                 result = attempt()
             except (JournalOutcomeUnknown, JournalWrittenElsewhere) as error:
-                # Retrying through this connection would never settle it (issue 26): the
+                # Retrying through this connection would never settle it: the
                 # same way out as while dealing, the exit, paced by the process's start.
                 self._outcome_unknown(error)
                 await asyncio.get_running_loop().create_future()  # the exit ends the process
@@ -418,7 +418,7 @@ class Daemon:
     # ---------------------------------------------------------------- events out
 
     def _after_commit(self, stored: list[StoredEvent]) -> None:
-        """What follows a commit runs after the device's ACK has gone (issue 13): the
+        """What follows a commit runs after the device's ACK has gone: the
         listeners (delivery, the control socket's followers, logs, the shoe's lights) in
         the loop's next turn, in commit order."""
         asyncio.get_running_loop().call_soon(self._on_stored, stored)

@@ -37,7 +37,7 @@ DeviceOptions = DeviceTimings
 
 @dataclass(frozen=True, slots=True)
 class CardTimes:
-    """Where one card's frame spent its time in the daemon, in seconds (issue 13)."""
+    """Where one card's frame spent its time in the daemon, in seconds."""
 
     decode: float  # the bytes read -> the link handing the frame over (COBS, CRC, ARQ)
     translate: float  # the message -> the table's inputs

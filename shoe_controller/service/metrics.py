@@ -115,7 +115,7 @@ class DaemonMetrics(Collector):
         self._journal_fault = journal_fault
         self._info = {"version": version, "table": table_id, "controller_id": controller_id}
         self.events = EventCounts()
-        self.pace = PaceMetrics()  # round times, rounds by dealer, downtime (issue 29)
+        self.pace = PaceMetrics()  # round times, rounds by dealer, downtime
         self.commit_time = Histogram(COMMIT_BUCKETS_S)
         self.card_ack_time: dict[str, Histogram] = {}
         self.card_stage_time: dict[tuple[str, str], Histogram] = {}

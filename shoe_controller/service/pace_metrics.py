@@ -1,4 +1,4 @@
-"""The table's pace for Prometheus (issue 29, docs/metrics.md): how long rounds take, the rounds
+"""The table's pace for Prometheus (docs/metrics.md): how long rounds take, the rounds
 each dealer dealt, the downtime between shoes, the wait from bets closed to the first card.
 
 Fed by the daemon's commit listener (through `service.metrics.DaemonMetrics`), counted as

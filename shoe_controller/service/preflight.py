@@ -7,7 +7,7 @@ socket's directory, the devices' URL schemes, and the deck registries, which it 
 for the daemon to use. A value the daemon cannot run with must stop start-up with one line naming
 the key and exit status 1, before systemd hears READY: a traceback at every restart is a
 crash loop, and a daemon that runs without its control socket or retries a journal that can
-never open is a table that looks up and is not (issue 12).
+never open is a table that looks up and is not.
 docs/config.md lists the rules.
 """
 

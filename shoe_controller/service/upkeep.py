@@ -1,5 +1,5 @@
 """The daemon's upkeep every few seconds: systemd's watchdog pings and STATUS, the device links'
-error rates, the journal's retention, and the free space on the journal's disk (issue 16).
+error rates, the journal's retention, and the free space on the journal's disk.
 
 It runs as one task on the daemon's loop, so a stuck loop stops the watchdog pings and systemd
 restarts the daemon.
@@ -107,7 +107,7 @@ class Upkeep:
     def _watch_space(self) -> None:
         """Retention keeps whatever a sink has not confirmed, so a consumer down for days
         grows the journal: before its disk fills, hold the table with an alert, never drop
-        an event (issue 16); lift the fault once there is room again (a quarter more than
+        an event; lift the fault once there is room again (a quarter more than
         the limit, so that it does not flap)."""
         limit = self._settings.min_free_mb * MB
         try:

@@ -4,7 +4,7 @@
 the chain, in stored order: a header (what was selected, the link the first record follows,
 the shoes it touches, the table settings in force at its first input), every input and event
 with its link, and a trailer (how many records, the last link). The settings that count are
-the `table_settings` inputs inside the chain, the stretch's first input since issue 26;
+the `table_settings` inputs inside the chain, the stretch's first input since 2026-12-02;
 `verify` trusts the header's copy only for a journal written before they were journaled.
 `shoe-controller export` writes them as JSON lines, `shoectl round N --export` asks the daemon
 for them, `shoe-controller verify` checks them (docs/journal.md "Export and verify").

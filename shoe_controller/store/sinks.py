@@ -4,7 +4,7 @@
 `sink_events` rows) is sink_numbering.py's. This process is the journal's one writer, so each
 sink's last seq is kept here once read, marks are noted here and stored with the next commit
 (`Journal.record`), and each sink's latest events are kept as committed: a sink that keeps up
-takes them from here, with no read of the file (issue 13: the card's way to the table server).
+takes them from here, with no read of the file (the card's way to the table server).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class JournalSinks:
         Kept in memory (marks() shows it at once) and stored with the next commit, a
         card's or a heartbeat's (one row more, on a page that commit writes anyway), or by
         store_marks(): a batch's confirmation costs no transaction of its own, so none can
-        be in the way when a card comes (issue 13). Not synced on its own either: losing
+        be in the way when a card comes. Not synced on its own either: losing
         the last mark to a crash or a power cut only resends events the sink stores once
         anyway (the table server by seq, a broker's consumer by message_id)."""
         self._connection.require_writable()

@@ -1,5 +1,5 @@
 """The betting clock: whether bets are closed for the shoe's next round, said by the dealer's
-NO_MORE_BETS button or by the table server, and the times a round carries (issue 29).
+NO_MORE_BETS button or by the table server, and the times a round carries.
 
 Pure like every part of the table: no clock of its own, the inputs carry `at`. With `[table]
 betting = "none"` (the default) nothing here acts and the events are docs/spec-push-api.md's

@@ -283,9 +283,9 @@ class ShoeBook:
     queue: deque[Draw | CutMarker] = field(default_factory=deque)
     holds: list[Hold] = field(default_factory=list)
     command_keys: set[str] = field(default_factory=set)  # supervisor commands carried out
-    surveillance: EdgeWatch = field(default_factory=EdgeWatch)  # the edge reports (issue 15)
-    shuffle: ShuffleRecord = field(default_factory=ShuffleRecord)  # issue 28
-    bets: BetsBook = field(default_factory=BetsBook)  # the next round's betting (issue 29)
+    surveillance: EdgeWatch = field(default_factory=EdgeWatch)  # the edge reports
+    shuffle: ShuffleRecord = field(default_factory=ShuffleRecord)  # docs/shuffle.md
+    bets: BetsBook = field(default_factory=BetsBook)  # the next round's betting
     # The shoe's clock (table/shoe_times.py): event times, None until known.
     previous_end: str | None = None  # the shoe before ended (its downtime began)
     opened_at: str | None = None

@@ -1,5 +1,5 @@
 """Surveillance reports at the table: a bet's player edge crossing the threshold, and the shoe's
-record of every report (issue 15, docs/surveillance.md).
+record of every report (docs/surveillance.md).
 
 The companion (`shoe-controller surveillance`) computes the exact worth of every bet on the
 next round and the control socket journals it as a `surveillance_report` input. Here the

@@ -1,4 +1,4 @@
-"""A shoe's clock (issue 29): when it opened, when its first round started, its dealing time at
+"""A shoe's clock: when it opened, when its first round started, its dealing time at
 its end, and the downtime before it: the shuffle or shoe change since the shoe before ended.
 
 Only on a table that keeps the round's clock (`TableConfig.clocked`); otherwise nothing here

@@ -1,5 +1,5 @@
 """Shuffle findings at the table: the companion's slug notices and shuffle report turned into
-events, and the shoe's latest report kept (issue 28, docs/shuffle.md).
+events, and the shoe's latest report kept (docs/shuffle.md).
 
 The companion (`shoe-controller surveillance`) holds this shoe's order against the previous
 shoe's (game/surveillance/shuffle_watch.py, numpy: not in the daemon) and the control socket

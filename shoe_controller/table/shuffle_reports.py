@@ -1,4 +1,4 @@
-"""The table's handler of a shuffle findings input: checked, kept, its events emitted (issue 28).
+"""The table's handler of a shuffle findings input: checked, kept, its events emitted.
 
 The findings' checks and the shoe's record are shuffle_record.py's (pure data, held by the
 shoe's book); this is the one place findings meet the table's context.

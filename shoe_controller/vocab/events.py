@@ -10,9 +10,9 @@ from typing import Any
 
 
 class EventType(StrEnum):
-    """docs/spec-push-api.md "Event types", the controller's own surveillance events (issue 15,
-    docs/surveillance.md), which are for the surveillance room, not the pit, and the round's
-    clock of a table that waits for bets to close (issue 29)."""
+    """docs/spec-push-api.md "Event types", the controller's own surveillance events
+    (docs/surveillance.md), which are for the surveillance room, not the pit, and the round's
+    clock of a table that waits for bets to close."""
 
     CONTROLLER_STARTED = "controller.started"
     DEVICE_CONNECTED = "device.connected"
@@ -36,13 +36,13 @@ class EventType(StrEnum):
     PROCEDURE_ALERT = "procedure.alert"
     SUPERVISOR_ACTION = "supervisor.action"
     SECURITY_ALERT = "security.alert"
-    # The round's clock (issue 29, docs/table.md "Betting"), only with `[table] betting` set.
+    # The round's clock (docs/table.md "Betting"), only with `[table] betting` set.
     BETS_OPENED = "bets.opened"
     BETS_CLOSED = "bets.closed"
     SHOE_DOWNTIME = "shoe.downtime"
     SURVEILLANCE_EDGE = "surveillance.edge"
     SURVEILLANCE_EDGE_CLEARED = "surveillance.edge_cleared"
-    # Shuffle integrity (issue 28, docs/shuffle.md): a slug of the previous shoe dealt again,
+    # Shuffle integrity (docs/shuffle.md): a slug of the previous shoe dealt again,
     # its end, and the shoe's report at its end.
     SURVEILLANCE_SLUG = "surveillance.slug"
     SURVEILLANCE_SLUG_ENDED = "surveillance.slug_ended"

@@ -242,7 +242,7 @@ class SurveillanceReport:
 @dataclass(frozen=True, slots=True)
 class ShuffleFindings:
     """What the surveillance companion found holding this shoe's order against the previous
-    shoe's (issue 28, docs/shuffle.md), after a round, a burn or the shoe's end.
+    shoe's (docs/shuffle.md), after a round, a burn or the shoe's end.
 
     `against` is the previous shoe's number, `round` the last round whose cards were compared
     (0: the burn only), `after_seq` the journal event the findings are of. `findings` holds
@@ -286,7 +286,7 @@ class BettingChanged:
 class PreviousShoe:
     """The shoe before this one (`shoe`) ended at `at`: recorded by the controller, under the
     next shoe, with the input that ended it, so that the next shoe's inputs alone tell its
-    downtime (issue 29, a table that keeps the round's clock; docs/table.md "Betting")."""
+    downtime (a table that keeps the round's clock; docs/table.md "Betting")."""
 
     TYPE: ClassVar[str] = "previous_shoe"
     at: float

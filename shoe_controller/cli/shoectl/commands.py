@@ -401,8 +401,8 @@ def outbox(as_json: bool) -> None:
 
 main.add_command(events_command)
 main.add_command(road_command)
-main.add_command(edge_command)  # the surveillance group's (issue 15)
-main.add_command(shuffle_command)  # the surveillance group's (issue 28)
-main.add_command(pace_command)  # issue 29
+main.add_command(edge_command)  # the surveillance group's
+main.add_command(shuffle_command)  # the surveillance group's
+main.add_command(pace_command)
 for _action in ACTIONS.values():
     main.add_command(action_command(_action))

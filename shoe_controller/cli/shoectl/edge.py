@@ -1,5 +1,5 @@
 """`shoectl edge`: every bet's exact probability, payout and player edge on the next round, from
-the cards not yet seen, and how each moved over the shoe (issue 15, docs/surveillance.md).
+the cards not yet seen, and how each moved over the shoe (docs/surveillance.md).
 
 For the surveillance group only: the controller refuses others (`not_authorized`, exit 4).
 """

@@ -1,6 +1,6 @@
 """`shoectl pace`: the table's pace over the last hour and the shift, for the table and each
 dealer: rounds an hour, round times, bets closed to first card, the downtime between shoes
-(issue 29, docs/pace.md).
+(docs/pace.md).
 
 Read from the journal's events over the control socket, a page at a time (event_log.Pages),
 and counted by game/pace.py, the same counting as `shoe-controller report`. Times are shown in

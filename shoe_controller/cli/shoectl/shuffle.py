@@ -1,5 +1,5 @@
 """`shoectl shuffle`: how this shoe's order holds against the previous shoe's, live while it is
-dealt, and the report of an ended shoe (issue 28, docs/shuffle.md).
+dealt, and the report of an ended shoe (docs/shuffle.md).
 
 The controller keeps the companion's latest report (it computes none of it: the statistics
 need numpy, which neither the daemon nor shoectl loads); an ended shoe's report is also its

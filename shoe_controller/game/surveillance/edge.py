@@ -1,4 +1,4 @@
-"""The exact worth of every bet of the pay table on the next round, for the cards left (issue 15).
+"""The exact worth of every bet of the pay table on the next round, for the cards left.
 
 For a composition (the cards not yet seen in a shoe, docs/surveillance.md) each bet of the
 pay table (R14, the house's overrides included, R14.2) gets three exact numbers:

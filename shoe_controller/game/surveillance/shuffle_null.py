@@ -1,6 +1,6 @@
 """How the order statistics fall when the shoe was shuffled fairly: p-values and thresholds.
 
-Issue 28, docs/shuffle.md "p-values". The null hypothesis: this shoe is a uniformly random
+docs/shuffle.md "p-values". The null hypothesis: this shoe is a uniformly random
 order of its whole composition (every card `decks` times; with RFID, every tag once) and the
 statistics are taken on the cards compared so far, the reference held fixed. Per statistic:
 

@@ -1,6 +1,6 @@
 """The order statistics of a shoe held against a reference order, in one pass over the cards.
 
-Issue 28, docs/shuffle.md. The reference is the previous shoe's cards in dealt order (burn
+docs/shuffle.md. The reference is the previous shoe's cards in dealt order (burn
 included); "this shoe" is the shoe being judged, in dealt order. Positions are counted from 1
 at a shoe's first card. A card that left a shoe without a public identity is `None`: it keeps
 its position and matches nothing.

@@ -1,6 +1,6 @@
 """A shoe's order held against the previous shoe's as its cards come: the live slug, the report.
 
-Issue 28, docs/shuffle.md. `ShuffleWatch` is given the reference (the previous shoe's cards in
+docs/shuffle.md. `ShuffleWatch` is given the reference (the previous shoe's cards in
 dealt order, burn included, and their RFID identities when the shoe reads tags) and is then
 fed this shoe's cards one at a time, in dealt order. It keeps every statistic of
 `shuffle_order` up to date in O(copies) per card, and says:
@@ -156,7 +156,7 @@ class ShuffleReport:
     verdict: str
 
     def to_json(self) -> dict[str, Any]:
-        """`{"shoe", "against", "cards_compared", "tests", "runs", "verdict"}` (issue 28)."""
+        """`{"shoe", "against", "cards_compared", "tests", "runs", "verdict"}`."""
         return {
             "shoe": self.shoe,
             "against": self.against,

@@ -30,7 +30,7 @@ from typing import Any
 from shoe_controller.vocab.cards import Card, CardError, parse_card
 from shoe_controller.vocab.events import EventType
 
-# After these the next round is analysed again (issue 15: after every round, after the
+# After these the next round is analysed again (after every round, after the
 # burn, and when a shoe opens).
 DUE_AFTER = frozenset(
     {EventType.ROUND_RESULT, EventType.ROUND_VOIDED, EventType.SHOE_BURNED, EventType.SHOE_SHUFFLED}

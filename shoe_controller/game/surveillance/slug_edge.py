@@ -1,4 +1,4 @@
-"""The next round's worth of every bet if a slug goes on (issue 28, docs/shuffle.md).
+"""The next round's worth of every bet if a slug goes on (docs/shuffle.md).
 
 A team that wrote the previous shoe down and sees a run of it come out again bets that the
 run goes on: that the next round is dealt from the previous shoe's next cards. The round those

@@ -40,7 +40,7 @@ class Subscription:
     types: tuple[str, ...] = ()
     pending: deque[StoredEvent] = field(default_factory=deque)
     behind: int | None = None
-    hide_surveillance: bool = False  # a follower outside the surveillance group (issue 15)
+    hide_surveillance: bool = False  # a follower outside the surveillance group
     _waiter: asyncio.Future[None] | None = None
 
     def wake(self) -> None:
@@ -50,7 +50,7 @@ class Subscription:
 
     async def wait(self) -> None:
         """Until the next wake(): a future of its own, not a task, as a follower waits
-        after every commit (issue 13: this work follows each card's ACK)."""
+        after every commit (this work follows each card's ACK)."""
         self._waiter = asyncio.get_running_loop().create_future()
         try:
             await self._waiter
@@ -111,7 +111,7 @@ class Followers:
             await send(writer, error_answer(error.code, error.text, "events"))
             return
         subscription = self.subscribe(types)
-        subscription.hide_surveillance = self._hidden_from(peer)  # issue 15
+        subscription.hide_surveillance = self._hidden_from(peer)  # docs/surveillance.md
         closed = asyncio.ensure_future(_until_eof(reader))
         closed.add_done_callback(lambda _: subscription.wake())
         try:

@@ -3,7 +3,7 @@
 the request was taken (`Live`).
 
 The same code answers in the reader process (reader.py, over a read-only connection of its
-own: issue 26, no read query on the loop that ACKs the cards) and in-process
+own: no read query on the loop that ACKs the cards) and in-process
 (`ControlService.answer`, over the daemon's connection), so the two give the same bytes.
 """
 
@@ -77,7 +77,7 @@ class JournalAnswers:
         self._handlers: dict[str, Callable[[Mapping[str, Any], Live], dict[str, Any]]] = {
             "rounds": self._rounds,
             "round": self._round,
-            "export": self._export,  # shoectl round N --export (issue 18)
+            "export": self._export,  # shoectl round N --export
             "road": self._road,
             "events": self._events,
             "outbox": self._outbox,

@@ -1,5 +1,5 @@
 """The control socket's reader process: the requests that read the journal, answered on a
-read-only connection of its own, away from the loop that ACKs the cards (issue 26).
+read-only connection of its own, away from the loop that ACKs the cards.
 
 `reads.ReadQueries` starts it as `python -P -m shoe_controller.service.control.reader FD`,
 FD its end of a socket pair (reader_link.py: the frames), and sends it first its

@@ -1,7 +1,7 @@
 """What the daemon and its control reader process (reader.py) say to each other over their
 socket pair: frames to the reader (a length, then a pickle: the daemon is its parent, the only
 one who holds the other end), the header before each answer (the request's number, the
-answer's length), and the reader's settings (issue 26; reads.py is the daemon's side).
+answer's length), and the reader's settings (reads.py is the daemon's side).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The control socket's requests that read the journal, answered away from the daemon's loop:
 queued fairly, built by a reader process (reader.py) on a read-only connection of its own,
-written back to each client in pieces, bounded in size and in time (issue 26; docs/control.md
+written back to each client in pieces, bounded in size and in time (docs/control.md
 "Requests that read the journal").
 
 On the loop, each costs what it must: the request's line parsed, what the live objects say of

@@ -6,7 +6,7 @@ line, one answer object per line; `events` with `follow` streams event lines unt
 closes (followers.py). `ControlService` (service.py) is the backend; `ControlServer` is the
 asyncio socket around it and does the authorization (peers): SO_PEERCRED and SO_PEERGROUPS
 from the kernel, never anything the client says. The requests that read the journal are
-answered by a reader process, away from the loop that ACKs the cards (reads.py, issue 26).
+answered by a reader process, away from the loop that ACKs the cards (reads.py).
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ class ControlServer:
                 continue
             async with self._turn:
                 # One answer a turn of the loop, after whatever the devices brought: a crowd
-                # of clients asking in a loop cannot keep a card's ACK waiting (issue 12).
+                # of clients asking in a loop cannot keep a card's ACK waiting.
                 await asyncio.sleep(0)
                 answer = self._answer(request, peer)
             await send(writer, answer)
@@ -231,7 +231,7 @@ class ControlServer:
                     }
                 return {"ok": True, "cmd": command, "result": result}
             desk = self.service.surveillance
-            if command in SURVEILLANCE_COMMANDS:  # issue 15: the surveillance group only
+            if command in SURVEILLANCE_COMMANDS:  # The surveillance group only
                 refusal = desk.authorize(peer)
                 if refusal is not None:
                     log.warning("surveillance request not authorized", cmd=command,

@@ -68,7 +68,7 @@ class ControlService:
         self.config = config
         self._answers = Answers(controller, config, self._status, self.live, version)
         self._actions = SupervisorActions(controller, submit, clock)
-        # `report` and `edge`, and who sees the surveillance events (issue 15)
+        # `report` and `edge`, and who sees the surveillance events
         self.surveillance = SurveillanceDesk(controller, config, clock, submit)
         self.following = Followers(controller, self.surveillance.hidden_from)
 

@@ -1,5 +1,5 @@
 """The control socket's shuffle-integrity requests: `shuffle_report` from the companion and
-`shuffle` for shoectl (issue 28, docs/shuffle.md).
+`shuffle` for shoectl (docs/shuffle.md).
 
 Both are the surveillance group's (surveillance.py authorizes them and routes them here). The
 findings are checked here first, so that stale ones (another shoe, a shoe that ended, not

@@ -90,7 +90,7 @@ class LiveStatus:
                 "replayed_inputs": len(recovery.inputs),
                 "replay_mismatch": recovery.mismatch,
                 "journal_fault": self._journal_fault(),
-                "journal_chain": journal.integrity.chain_status(),  # start-up walk (issue 18)
+                "journal_chain": journal.integrity.chain_status(),  # start-up walk
                 "loop_lag": dict(self._loop_stats()),  # the worst event-loop stalls
             },
             "table": view,

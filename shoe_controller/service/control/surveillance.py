@@ -1,5 +1,5 @@
 """The control socket's surveillance requests: `report` from the companion, `edge` for shoectl,
-and who may see the surveillance events (issue 15, docs/surveillance.md).
+and who may see the surveillance events (docs/surveillance.md).
 
 Only root, the daemon's own user and members of `[surveillance] group` may send a report or
 ask for the edges; everyone else also has the `surveillance.*` events taken out of the
@@ -33,7 +33,7 @@ from shoe_controller.table.edge_watch import EdgeWatch, history, report_problem,
 from shoe_controller.vocab.events import SURVEILLANCE_FAMILY
 from shoe_controller.vocab.inputs import Input, SurveillanceReport
 
-COMMANDS = ("report", "edge", *SHUFFLE_COMMANDS)  # shuffle_desk.py answers issue 28's
+COMMANDS = ("report", "edge", *SHUFFLE_COMMANDS)  # shuffle_desk.py answers the shuffle watch's
 KEPT_SHOES = 3  # ended shoes whose reports `edge --shoe` still shows (until a restart)
 # The answers that carry events, and where: what a peer outside the group does not see.
 _EVENT_LISTS = {"events": "events", "round": "events", "outbox": "sinks"}
@@ -79,7 +79,7 @@ class SurveillanceDesk:
         self._submit = submit
         self._lookup = lookup
         self._kept: dict[int, EdgeWatch] = {}  # shoe -> its reports, the latest shoes
-        self._shuffle = ShuffleDesk(controller, clock, submit)  # issue 28
+        self._shuffle = ShuffleDesk(controller, clock, submit)  # docs/shuffle.md
 
     # ------------------------------------------------------------------ who
 
