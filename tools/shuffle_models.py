@@ -1,4 +1,4 @@
-"""The shuffles of the study (issue 28, docs/shuffle.md): each returns the new order of the pile.
+"""The shuffles of the study (docs/shuffle.md): each returns the new order of the pile.
 
 The pile is the previous shoe's 416 cards as they come back: the dealt ones in dealt order,
 the undealt after them, card t being tag t. A model returns the tags in the new shoe's order

@@ -1,4 +1,4 @@
-"""Study: what the shuffle-integrity tests tell from a fair shuffle and what not (issue 28).
+"""Study: what the shuffle-integrity tests tell from a fair shuffle and what not.
 
 Two jobs (docs/shuffle.md):
 - `tables`: simulates fair shoes against fair references (numpy, vectorised: the same

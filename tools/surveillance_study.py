@@ -1,4 +1,4 @@
-"""Study: how often, and how deep in the shoe, each bet turns player-favoured (issue 15).
+"""Study: how often, and how deep in the shoe, each bet turns player-favoured.
 
 Deals N simulated 8-deck shoes (cut card 14 cards from the back: it comes out after card
 402, R2.1, R3.1) with the perfect dealer through the real table (`table.procedures.Table`),
