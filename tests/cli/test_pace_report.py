@@ -1,4 +1,4 @@
-"""`shoectl pace` and `shoe-controller report` on a recorded shift (issue 29): three shoes, two
+"""`shoectl pace` and `shoe-controller report` on a recorded shift: three shoes, two
 dealers (tests/data/shift-29.jsonl; its schedule in tests/data/shift_29_make.py) journaled
 through a real controller, then asked as a pit boss asks, as real processes, in a zone that
 is not UTC. Both must agree with the hand count below, made from the schedule, not the code.

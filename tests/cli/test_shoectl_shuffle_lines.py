@@ -1,4 +1,4 @@
-"""What `shoectl shuffle` shows of a slug under way (issue 28): where it is in both shoes, the
+"""What `shoectl shuffle` shows of a slug under way: where it is in both shoes, the
 previous shoe's next cards, and what the next round pays if the slug goes on beside the plain
 edge of each winning bet. The input is the control socket's `shuffle` answer (docs/shuffle.md):
 its `under_way`, the slug as the latest findings left it."""

@@ -1,5 +1,5 @@
 """shoectl's times in the machine's zone with the offset, `--utc` for UTC, and `--json` in
-ISO 8601 with the offset everywhere (issue 17): real shoectl processes under TZ=Asia/Macau
+ISO 8601 with the offset everywhere: real shoectl processes under TZ=Asia/Macau
 and TZ=UTC against a live control socket (tests/support/shoe_testkit/control.py), the expected times
 computed from the journal with zoneinfo, not with shoectl's code.
 
@@ -333,7 +333,7 @@ def test_events_show_the_local_clock_or_utc(setting: Setting) -> None:
         result = setting.shoectl(*argv, env=env)
         assert result.returncode == 0, result.stderr
         header, *lines = result.stdout.splitlines()
-        assert header.split()[:2] == ["SEQ", "TIME"]  # the header row (issue 31)
+        assert header.split()[:2] == ["SEQ", "TIME"]  # the header row
         rows = [line.split() for line in lines]
         assert len(rows) == len(journal)
         assert [row[1] for row in rows] == [expected(journal[int(row[0])]) for row in rows]

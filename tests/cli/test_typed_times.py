@@ -1,4 +1,4 @@
-"""Times as a person types them (issue 31, cli/shoectl/typed_times.py): journalctl's forms,
+"""Times as a person types them (cli/shoectl/typed_times.py): journalctl's forms,
 read in UTC here (`utc=True`: no machine zone involved); the machine's zone, folds and gaps
 are tested with real processes under TZ= in tests/system/test_one_clock.py."""
 

@@ -1,5 +1,5 @@
 """How tests/data/shift-29.jsonl was made: a recorded shift of one table for the pace and the
-shift report (issue 29, tests/cli/test_pace_report.py), the inputs as the journal keeps them.
+shift report (tests/cli/test_pace_report.py), the inputs as the journal keeps them.
 
 `python tests/data/shift_29_make.py > tests/data/shift-29.jsonl`. The schedule, in UTC on
 2026-11-30, with `[table] betting = "server"` (every round's bets close 10 s before its

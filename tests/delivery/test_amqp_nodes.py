@@ -1,4 +1,4 @@
-"""A broker sink's nodes (delivery/amqp_nodes.py, issue 30): parsed from `urls` or one URL's
+"""A broker sink's nodes (delivery/amqp_nodes.py): parsed from `urls` or one URL's
 hosts, shuffled once per sink and then tried in turn, and each failover recorded for
 `shoectl outbox`. Pure bookkeeping; tests/system/test_amqp_cluster.py runs it on three nodes.
 """

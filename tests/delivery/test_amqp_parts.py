@@ -1,6 +1,6 @@
 """The broker sink's parts that need no broker: its configuration and what it checks, the
 keywords it connects with, the routing key, each message as the broker gets it, and the
-faults a failure is turned into (issue 27: tests/system/test_amqp_sink.py runs the rest
+faults a failure is turned into (tests/system/test_amqp_sink.py runs the rest
 against a real RabbitMQ node).
 
 The errors are aio-pika's and aiormq's own classes, made as a broker's answer makes them.

@@ -201,7 +201,7 @@ def test_start_up_resync_asks_the_server_before_sending(setup: Setup) -> None:
 def test_what_the_server_confirmed_reaches_the_file_without_a_commit(
     setup: Setup, tmp_path: Path
 ) -> None:
-    """Issue 13: a confirmation is noted in memory and rides on the next commit; with no
+    """A confirmation is noted in memory and rides on the next commit; with no
     commit coming (the table quiet), the outbox stores it by itself shortly after."""
     record(setup.journal, 2)
     reader = Journal.open(tmp_path / "journal.db", None, read_only=True)

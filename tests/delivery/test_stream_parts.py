@@ -1,4 +1,4 @@
-"""The stream sink's parts that need no broker (issue 27): what each failure becomes, and each
+"""The stream sink's parts that need no broker: what each failure becomes, and each
 event's message as the sink hands it to rstream. test_stream_steps.py runs the sink against
 a real node; test_amqp_parts.py has its config's logins (broker_target.py's).
 """

@@ -359,7 +359,7 @@ def test_unplug_and_replug_mid_shoe_loses_and_repeats_nothing(tmp_path: Path) ->
     assert stats["connection"]["losses"] >= 1
 
 
-# ---- issue 18: a held port named, exit status, --tap, --hex ------------------------------
+# ---- A held port named, exit status, --tap, --hex ------------------------------
 
 
 def test_a_port_held_by_another_monitor_names_it_and_exits_1() -> None:

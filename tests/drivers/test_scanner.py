@@ -290,7 +290,7 @@ def test_indicate_builds_protocol_messages() -> None:
     assert deal.encode_payload() == b"\x05\x03"
     assert ScannerTranslator.indicate(2, 7).encode_payload() == b"\x02\x07"
     assert ScannerTranslator.indicate(0).encode_payload() == b"\x00\x00"
-    # docs/spec-protocol.md: 7 bets open, arg the seconds left when known (issue 29)
+    # docs/spec-protocol.md: 7 bets open, arg the seconds left when known
     assert ScannerTranslator.indicate(7).encode_payload() == b"\x07\x00"
     assert ScannerTranslator.indicate(7, 15).encode_payload() == b"\x07\x0f"
     assert ScannerTranslator().status_request().encode_payload() == b""

@@ -234,7 +234,7 @@ def test_indicate_is_recorded_and_button_sent() -> None:
 
 
 def test_the_shoe_shows_bets_open_and_sends_no_more_bets() -> None:
-    # docs/spec-protocol.md: INDICATE 7 bets open, BUTTON 3 NO_MORE_BETS (issue 29)
+    # docs/spec-protocol.md: INDICATE 7 bets open, BUTTON 3 NO_MORE_BETS
     device = make_device(config(autoload=False))
     bench = Bench(device)
     bench.send(Indicate(IndicatePattern.BETS_OPEN, 0))

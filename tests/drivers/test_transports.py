@@ -65,7 +65,7 @@ def test_a_second_opener_is_refused(tmp_path: Path) -> None:
 
 
 def test_read_ready_takes_what_waits_and_sees_a_hang_up(tmp_path: Path) -> None:
-    """The loop's read of a readable tty (issue 13: one read(2), never a wait): the bytes
+    """The loop's read of a readable tty (one read(2), never a wait): the bytes
     waiting; b"" for a wake-up whose bytes were read already; the other end gone: an error."""
     master, slave = os.openpty()
     link = tmp_path / "shoe.tty"

@@ -415,7 +415,7 @@ def test_odds_command_prints_an_aligned_table():
     assert result.exit_code == 0, result.output
     title, outcomes, bets, note = result.output.split("\n\n")
     assert "8 decks" in title
-    assert note.startswith("house edge: ")  # labelled: `shoectl edge` shows the player's (issue 31)
+    assert note.startswith("house edge: ")  # labelled: `shoectl edge` shows the player's
     probabilities = {line.split()[0]: line for line in outcomes.splitlines()[1:]}
     edges = {line.split()[0]: line for line in bets.splitlines()[1:]}
     assert list(probabilities) == list(PROBABILITY_KEYS)

@@ -1,4 +1,4 @@
-"""The pace's counting (issue 29, game/pace.py) on a shift written here event by event: what
+"""The pace's counting (game/pace.py) on a shift written here event by event: what
 `read_shift` takes from the events, and every figure `pace` (`shoectl pace`) and `report`
 (`shoe-controller report`) give, counted by hand below. tests/cli/test_pace_report.py asks
 the same of a recorded shift through the real commands."""

@@ -1,4 +1,4 @@
-"""The shuffle nulls' table lookups (issue 28, game/surveillance/shuffle_null.py) on tables
+"""The shuffle nulls' table lookups (game/surveillance/shuffle_null.py) on tables
 written here by hand: how the shipped tables are read, which table point a shoe is looked up
 at, the p-value a table gives and the threshold it sets, counted by hand. The nulls' values
 against exact enumeration and the shipped simulation are tests/game/test_shuffle_order.py's."""

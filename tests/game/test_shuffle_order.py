@@ -1,4 +1,4 @@
-"""Shuffle integrity (issue 28): each order statistic against brute force, the nulls against
+"""Shuffle integrity: each order statistic against brute force, the nulls against
 exact enumeration, the incremental watch against the batch definitions, and a slug carried over
 from the previous shoe found live with its places and the cards that follow it."""
 

@@ -1,4 +1,4 @@
-"""The next round's worth of every bet if a slug goes on (issue 28, game/surveillance/slug_edge.py).
+"""The next round's worth of every bet if a slug goes on (game/surveillance/slug_edge.py).
 
 What a slug is worth to a team is the gap between a bet's plain edge on the cards left and
 its result on the previous shoe's next cards. Checked: a round dealt by hand from known

@@ -1,6 +1,6 @@
 """The exact worth of every bet on the cards left (game.surveillance.edge) and the cards seen in
 a shoe (game.surveillance.sightings): against a plain enumeration, the odds CLI, and the dealer's
-own cards (issue 15, R14, R14.1, R15)."""
+own cards (R14, R14.1, R15)."""
 
 from __future__ import annotations
 

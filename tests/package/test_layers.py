@@ -212,7 +212,7 @@ def test_no_import_cycle():
 
 
 def test_no_import_cycle_even_through_type_only_imports():
-    # A reader follows a type-only import as any other (issue 25): a Protocol or a data type
+    # A reader follows a type-only import as any other: a Protocol or a data type
     # in a leaf module breaks such a circle.
     cycle = find_cycle(ROOT, type_only_too=True)
     assert cycle is None, "import cycle (each imports the next): " + " -> ".join(cycle or [])
@@ -330,7 +330,7 @@ def test_odds_loads_numpy_but_not_the_daemon_or_simulators():
 
 
 def test_the_daemon_loads_no_numpy_and_no_httpx():
-    # httpx and what it imports cost the daemon ~5 MB of RSS (issue 13): the table server's
+    # httpx and what it imports cost the daemon ~5 MB of RSS: the table server's
     # sink speaks HTTP through delivery/http_client.py (h11) instead.
     modules = _modules_loaded(f"import shoe_controller.cli.run\nimport {_DAEMON}")
     assert [prefix for prefix in ("numpy", "httpx") if _loaded(modules, prefix)] == []

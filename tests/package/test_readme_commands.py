@@ -1,4 +1,4 @@
-"""The README's command table lists every command of both programs (issue 31): each
+"""The README's command table lists every command of both programs: each
 subcommand of `shoe-controller` and each command of `shoectl` is named in it, as typed."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Product code stays small enough to read: no module over 500 lines, no class over 25 methods
-(issue 25), counting the methods a class inherits from our own classes, as a reader meets them.
+counting the methods a class inherits from our own classes, as a reader meets them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Words for people, not Python (issue 31): every message a person reads, collected, is free
+"""Words for people, not Python: every message a person reads, collected, is free
 of Python reprs (`['`, `(False`, `{'`, `None` as a value) and names no file a clone of the
 repository lacks (PUSH_API.md, RULES.md, ROADS.md, PROTOCOL.md: its copies are
 docs/spec-*.md and docs/rules.md).

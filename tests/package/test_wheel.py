@@ -1,4 +1,4 @@
-"""The product's wheel holds the product and the integrators' kit, and no test harness (issue 25).
+"""The product's wheel holds the product and the integrators' kit, and no test harness.
 
 The wheel is built from a copy of the tracked files (what a clean clone has) with pip, as the
 Debian package's dh-virtualenv builds it, and its file list is read back from the archive.
@@ -17,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 # What only tests and benches use: the test kit's modules, by the names they had in the
-# product before issue 25 and have in tests/support/shoe_testkit/ now.
+# product before 2026-12-01 and have in tests/support/shoe_testkit/ now.
 HARNESS_NAMES = (
     "shoe_testkit",
     "/testing/",

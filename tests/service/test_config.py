@@ -110,7 +110,7 @@ def test_minimal_config_takes_defaults() -> None:
         ({"journal": {"retention_days": 0}}, "retention_days"),
         ({"log": {"level": "loud"}}, "allowed values are"),
         ({"payouts": {"tie": 8.5}}, "[payouts]"),
-        # issue 12: values that passed this check and crashed the daemon later
+        # Values that passed this check and crashed the daemon later
         ({"server": {"url": "http://127.0.0.1:99999"}}, "port must be a number from 1 to 65535"),
         ({"server": {"url": "http://127.0.0.1:abc"}}, "port must be a number from 1 to 65535"),
         ({"server": {"url": "http://127.0.0.1:0"}}, "port must be a number from 1 to 65535"),
@@ -225,7 +225,7 @@ def test_daemon_refuses_an_unusable_ca_file_with_one_line(tmp_path: Path) -> Non
     assert not (tmp_path / "j.db").exists()  # refused before anything was opened
 
 
-# ---- [server] and [[sink]]: every consumer with its own outbox (issue 16) ----------------
+# ---- [server] and [[sink]]: every consumer with its own outbox ----------------
 
 
 def test_server_alone_is_the_one_sink_named_server_without_surveillance() -> None:

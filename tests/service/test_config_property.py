@@ -1,7 +1,7 @@
 """Every key of the configuration schema, broken in every way that applies, stops start-up with
 one line naming it; no value whatever gets through the checks as anything but that line.
 
-Issue 12: values that passed the config check crashed the daemon at every restart. The cases
+Values that passed the config check crashed the daemon at every restart. The cases
 are generated from the schema (`config.schema()`: each section's dataclass fields and their
 annotations) and go through `preflight.check(config.from_mapping(...))`, the steps
 `shoe-controller run` takes after parsing the TOML; tests/system/test_startup_checks.py runs a

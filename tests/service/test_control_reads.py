@@ -1,5 +1,5 @@
 """The requests that read the journal are answered by a reader process, not on the loop that
-ACKs the cards (issue 26, docs/control.md "Requests that read the journal"): a live control
+ACKs the cards (docs/control.md "Requests that read the journal"): a live control
 socket (shoe_testkit.control.LiveTable) with its real reader process, held with SIGSTOP where
 a test needs an answer that is still being built."""
 

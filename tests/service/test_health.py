@@ -108,7 +108,7 @@ def test_the_backlog_ages_are_configured() -> None:
 
 
 def test_each_sink_is_judged_by_itself_and_named() -> None:
-    """Issue 16: a dead broker is a problem even while the table server keeps up."""
+    """A dead broker is a problem even while the table server keeps up."""
     fault = {"code": "amqp_access_refused", "text": "broker refused our login"}
     outbox = {
         "sinks": [
@@ -176,7 +176,7 @@ def _plain(text: str, style: str | None = None) -> str:
 _plain.enabled = False  # type: ignore[attr-defined]
 
 
-# ---- what the mutation run found untested (issue 27) ------------------------------------
+# ---- what the mutation run found untested ------------------------------------
 
 
 def test_a_broken_hash_chain_is_critical_and_says_to_keep_the_journal() -> None:
@@ -226,7 +226,7 @@ def test_an_error_rate_keeps_the_sample_at_the_span_start_and_drops_older_ones()
     assert rate.per_minute() == 4  # the sample at 60 s is kept until one at or before 90 s
 
 
-# ---- issue 27, second run: each problem as the pit boss reads it (level, text, action) ------
+# ---- the second mutation run: each problem as the pit boss reads it (level, text, action) ------
 
 
 def problems(answer: dict[str, Any]) -> list[dict[str, Any]]:

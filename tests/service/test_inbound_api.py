@@ -1,4 +1,4 @@
-"""The inbound API's parts (issue 29, docs/inbound-api.md): the request checks without I/O
+"""The inbound API's parts (docs/inbound-api.md): the request checks without I/O
 (path, signature, window, nonce, body), the configuration it needs, and the server itself on
 127.0.0.1 over TLS (mutual, from the test PKI) in front of a real controller and journal.
 The whole daemon over HTTP is tests/system/test_inbound_api_live.py."""

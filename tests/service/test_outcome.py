@@ -1,4 +1,4 @@
-"""The one way out of a commit of unknown outcome (service/outcome.py, issue 26): the process
+"""The one way out of a commit of unknown outcome (service/outcome.py): the process
 exits for systemd to restart it, once, with one log line, and never sooner than MIN_UPTIME_S
 after its own start, so that a disk that keeps failing makes no busy restart loop."""
 

@@ -1,4 +1,4 @@
-"""The pace for Prometheus (issue 29, service/pace_metrics.py): the recorded shift of
+"""The pace for Prometheus (service/pace_metrics.py): the recorded shift of
 tests/data/shift-29.jsonl journaled through a real controller, every commit handed to the
 daemon's collector as the daemon hands it, the page parsed with prometheus_client's parser;
 the figures are the hand count of tests/cli/test_pace_report.py."""

@@ -1,4 +1,4 @@
-"""The round's clock through the journal (issue 29): a shoe's end is journaled for the next
+"""The round's clock through the journal: a shoe's end is journaled for the next
 shoe (`previous_shoe`) in the same transaction, and a controller restarted on the journal
 rebuilds the next shoe with its downtime, its replayed events equal to the stored ones."""
 

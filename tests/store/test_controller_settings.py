@@ -1,4 +1,4 @@
-"""The controller journals the table settings (issue 26, docs/journal.md "The table
+"""The controller journals the table settings (docs/journal.md "The table
 settings"): at start-up with controller.started, and as the first input of every shoe, so
 that a shoe's inputs carry the settings they were dealt by; recovery replays with them."""
 

@@ -231,7 +231,7 @@ def test_a_shoe_of_one_input_is_a_stretch_of_one(tmp_path: Path) -> None:
 
 
 def test_a_journal_without_journaled_settings_takes_the_configurations(tmp_path: Path) -> None:
-    """Written as before issue 26 (each input applied and recorded, no table_settings)."""
+    """Written as before 2026-12-02 (each input applied and recorded, no table_settings)."""
     config = TableConfig(decks=6, squeeze=True)
     with Journal.open(tmp_path / "journal.db", CONTROLLER, clock=Clock()) as journal:
         table = Table(config)

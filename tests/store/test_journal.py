@@ -802,7 +802,7 @@ def test_only_the_ack_mark_commits_without_waiting_for_the_disk(journal: Journal
 def test_a_mark_is_shown_at_once_and_stored_with_the_next_commit(
     journal: Journal, tmp_path: Path
 ) -> None:
-    """Issue 13: a batch's confirmation rides on the next card's commit (or store_marks),
+    """A batch's confirmation rides on the next card's commit (or store_marks),
     not a transaction of its own; sinks.marks() shows it at once; close stores it."""
     deal(journal, 1, 1, cards=2)
 

@@ -1,4 +1,4 @@
-"""The journal's hash chain (issue 18): every stored input and event linked to the one before
+"""The journal's hash chain: every stored input and event linked to the one before
 by SHA-256; an edit, a deletion or a reorder made with sqlite3 in the file is found and the
 first bad record named; migration of schema-1 journals; pruning keeps an anchor; a broken
 chain is CRITICAL health, never repaired."""

@@ -1,4 +1,4 @@
-"""The journal's edges the mutation run found unread (issue 27, docs/mutation-survivors.md): the
+"""The journal's edges the mutation run found unread (docs/mutation-survivors.md): the
 table settings in force at an input, a reader's page cache, a sink's latest events at the
 ends of what memory holds (and only its last 256), a sink's outbox read by default, a routed
 sink's mark before the journal's first write, a close whose marks cannot be stored, and a

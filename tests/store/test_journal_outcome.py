@@ -1,6 +1,6 @@
 """A commit the disk failed (fsync EIO) leaves its outcome unknown, and the journal's connection
-says so for good: no later write through it may seem to settle the question (issue 26,
-docs/journal.md "A commit of unknown outcome"). Only a fresh open can tell what the file holds.
+says so for good: no later write through it may seem to settle the question
+(docs/journal.md "A commit of unknown outcome"). Only a fresh open can tell what the file holds.
 """
 
 from __future__ import annotations

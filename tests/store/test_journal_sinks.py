@@ -1,6 +1,6 @@
 """Each sink's own numbering (store/sink_numbering.py), as a property: whatever the event types, the
 filters, the commits and the restarts, every sink's seqs are 1, 2, 3 ... without a gap, each
-naming exactly the next event its filter takes, in the journal's order (issue 16)."""
+naming exactly the next event its filter takes, in the journal's order."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_every_sink_numbers_exactly_the_events_it_takes_gap_free_across_restarts
 def test_what_a_sink_takes_from_memory_is_what_it_would_read(
     run: list[tuple[list[list[str]], bool]], names: set[str], data: st.DataObject
 ) -> None:
-    """A sink that keeps up is handed the journal's latest events without a read (issue 13):
+    """A sink that keeps up is handed the journal's latest events without a read:
     whatever it is handed, from wherever it stands, equals the read; its last seq likewise."""
     routes = {name: FILTERS[name] for name in names}
     with restartable(routes) as table:

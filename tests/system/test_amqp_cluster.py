@@ -1,4 +1,4 @@
-"""The broker sink against a real three-node RabbitMQ cluster (issue 30): whichever node fails,
+"""The broker sink against a real three-node RabbitMQ cluster: whichever node fails,
 every event reaches the consumer's quorum queue, once after de-duplication, in order, and the
 table deals on.
 

@@ -1,5 +1,5 @@
 """The broker sink against a real RabbitMQ node: every event arrives, once after the consumer's
-de-duplication, in order, whatever the broker does meanwhile (issue 16).
+de-duplication, in order, whatever the broker does meanwhile.
 
 The consumer is docs/examples/amqp_consumer.py, the one docs/amqp.md explains, run as a
 process: it declares its durable quorum queue and bindings first, and reads the queue once the

@@ -1,4 +1,4 @@
-"""The broker sink's own steps against a real RabbitMQ node, a few events each (issue 27): the
+"""The broker sink's own steps against a real RabbitMQ node, a few events each: the
 messages as a queue holds them, the window, the resync, a nack, an exchange of other
 settings, a connection the broker closed, nodes that refuse. test_amqp_sink.py deals whole
 shoes through trouble; these are quick enough to run against every mutant of amqp.py.

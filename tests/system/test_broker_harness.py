@@ -1,4 +1,4 @@
-"""The RabbitMQ test broker (issue 16) really does what the AMQP sink's tests rely on.
+"""The RabbitMQ test broker really does what the AMQP sink's tests rely on.
 
 A persistent, confirmed message survives SIGKILL of the Erlang VM and a restart; a refusing
 broker refuses and then accepts; paused confirms are really withheld by the broker (also from a

@@ -1,4 +1,4 @@
-"""`shoe-controller demo` as a real process (issue 18): SIGTERM and SIGHUP stop every process
+"""`shoe-controller demo` as a real process: SIGTERM and SIGHUP stop every process
 it started, cards are printed as shoectl prints them and no Python dict, and a reused --dir
 is said for what it holds."""
 
@@ -123,7 +123,7 @@ def test_sigterm_sighup_and_ctrl_c_stop_every_process_of_the_demo(tmp_path: Path
     assert wait_gone(started) == set()
 
 
-# ---------------------------------------------------------------------- issue 31: a sandbox
+# ---------------------------------------------------------------------- A sandbox
 
 
 class DemoRun:
@@ -184,7 +184,7 @@ def dealt_rounds(lines: list[str]) -> list[tuple[int, int]]:
 
 
 def test_a_second_run_in_the_same_folder_goes_on_from_the_journal(tmp_path: Path) -> None:
-    """Issue 31: the same --dir again deals on (no counter_went_back, no shoe_already_open),
+    """The same --dir again deals on (no counter_went_back, no shoe_already_open),
     a shoe left open is ended as a supervisor would, and the rounds said are this run's."""
     directory = str(tmp_path / "demo")
     first = DemoRun("--fast", "--dir", directory)
@@ -228,7 +228,7 @@ def test_a_second_run_in_the_same_folder_goes_on_from_the_journal(tmp_path: Path
 
 
 def test_the_demo_is_a_sandbox_for_shoectl_edge_and_metrics() -> None:
-    """Issue 31: the surveillance companion and metrics run, the demo prints the socket to
+    """The surveillance companion and metrics run, the demo prints the socket to
     give shoectl and what to try, its user may act, and its temporary folder is said to go."""
     demo = DemoRun("--pace", "0.01")
     try:

@@ -1,7 +1,7 @@
-"""`shoe-controller export` and `shoe-controller verify` as real processes (issue 18): a full
+"""`shoe-controller export` and `shoe-controller verify` as real processes: a full
 shoe exported from a journal that is being written, and from a copy; verify passes on it and
 fails, naming the record, on a file with one event changed, removed or cut short. The table
-settings are journaled (issue 26): a real daemon's shoe verifies on another machine with no
+settings are journaled: a real daemon's shoe verifies on another machine with no
 configuration, a setting changed in the file breaks the chain, and a file from a journal
 written before says what it lacks."""
 
@@ -61,7 +61,7 @@ def write_as_before_issue_26(
 
 class Table:
     """A journal with two shoes, dealt correctly (the perfect dealer), and its config file;
-    `journaled_settings=False`: written as before issue 26, with no table settings in it."""
+    `journaled_settings=False`: written as before 2026-12-02, with no table settings in it."""
 
     def __init__(self, directory: Path, *, journaled_settings: bool = True) -> None:
         self.directory = directory
@@ -132,7 +132,7 @@ def test_a_whole_shoe_exports_with_its_chain_and_verifies(table: Table, shoe_fil
     assert header["procedures"]["decks"] == 6
     assert header["follows"] == "0" * 64  # the journal's first record
     inputs = [line for line in lines if line["record"] == "input"]
-    # The shoe's first input is the table settings in force (issue 26), then what was dealt.
+    # The shoe's first input is the table settings in force, then what was dealt.
     assert inputs[0]["input"] == {
         "type": "table_settings",
         "at": table.inputs[0].at,

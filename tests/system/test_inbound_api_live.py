@@ -1,4 +1,4 @@
-"""The daemon's inbound API over real HTTP (issue 29, docs/inbound-api.md): a real daemon
+"""The daemon's inbound API over real HTTP (docs/inbound-api.md): a real daemon
 (simulated shoe on a pty, reference table server, real processes) told by httpx, a client
 that is not the project's own, that bets are open and closed. Signed messages are taken,
 journaled and change the round; unsigned, stale, replayed, badly signed ones and another

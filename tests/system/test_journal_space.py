@@ -1,5 +1,5 @@
 """The journal's disk filling while a sink holds events back: the table is held with an alert
-before the disk is full, never an event dropped (issue 16, docs/delivery.md "When the disk
+before the disk is full, never an event dropped (docs/delivery.md "When the disk
 fills"). A real daemon, its journal on a small tmpfs of its own, the real simulated shoe."""
 
 from __future__ import annotations

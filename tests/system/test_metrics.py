@@ -1,4 +1,4 @@
-"""Prometheus metrics on /metrics (issue 17, docs/metrics.md): scraped over real HTTP from a
+"""Prometheus metrics on /metrics (docs/metrics.md): scraped over real HTTP from a
 real daemon (simulated shoe on a pty, reference table server, real processes) and parsed with
 prometheus_client's own text parsers; names after Prometheus's conventions (`_total`,
 `_seconds`, base units, the `shoe_` prefix); values that follow the table: cards, rounds,

@@ -1,4 +1,4 @@
-"""One clock (issue 31): every time a person types is read in the zone shoectl shows, or
+"""One clock: every time a person types is read in the zone shoectl shows, or
 refused when the clocks pass it twice; `shoectl events --since/--until` as journalctl has
 them, `-n` beyond the socket's 1000 in pages. Real processes (shoectl, `shoe-controller
 export`) against a live control socket over a real controller and journal

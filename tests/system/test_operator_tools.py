@@ -1,4 +1,4 @@
-"""What users of watch/upsc, nginx and journalctl expect (issue 31): `shoectl status --watch`
+"""What users of watch/upsc, nginx and journalctl expect: `shoectl status --watch`
 redraws in place on a real pseudo-terminal without blanking the screen and ends cleanly on
 Ctrl-C; `shoe-controller check --config FILE` runs the start-up checks alone (exit 0/1, like
 `nginx -t`); `replay` reads a dispute file and standard input and shows a table. Real

@@ -1,7 +1,7 @@
 """A viewer's queries of the journal never hold a card back: with a real daemon process, its
 reader process held (SIGSTOP) while it builds a viewer's `events` answer, the dealer deals
 and every card is stored and ACKed, other clients are answered, and the viewer's answer
-comes, right and in order, once the reader goes on (issue 26, docs/control.md "Requests that
+comes, right and in order, once the reader goes on (docs/control.md "Requests that
 read the journal")."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """SIGHUP (`systemctl reload`): the daemon takes the config file's [log] section again; the
-table settings stay those of the start, the ones it journaled (issue 26)."""
+table settings stay those of the start, the ones it journaled."""
 
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ def test_the_text_shows_five_roads_the_ask_road_and_the_cards(live: LiveTable) -
     at = [next(i for i, line in enumerate(lines) if line.startswith(title)) for title in titles]
     assert at == sorted(at)
     eye = lines[lines.index(next(x for x in lines if x.startswith("Big eye boy"))) + 1 :][:6]
-    letters = {"red": "●", "blue": "○"}  # not B, which is Banker (issue 31)
+    letters = {"red": "●", "blue": "○"}  # not B, which is Banker
     expected = reference_road(WINNERS, 1)
     assert expected
     # The first column of the big eye boy, as drawn: its colour down to where it changes.

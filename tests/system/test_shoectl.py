@@ -164,7 +164,7 @@ def test_rounds_and_round_show_cards_with_suits(live: LiveTable) -> None:
     assert [r["round"] for r in data["rounds"]] == [3]
     assert data == live.request({"cmd": "rounds", "last": 1})["result"]
     assert live.request({"cmd": "rounds", "shoe": 9})["result"]["total"] == 0  # the socket's
-    missing = live.shoectl("rounds", "--shoe", "9", "--json")  # shoectl: an error (issue 31)
+    missing = live.shoectl("rounds", "--shoe", "9", "--json")  # shoectl: an error
     assert missing.returncode == 2
     assert "shoe 9 has not been dealt yet" in missing.stderr
 
@@ -262,7 +262,7 @@ def test_events_filtered_and_as_json_lines(live: LiveTable) -> None:
     result = live.shoectl("events", "--type", "card.dealt", "--type", "shoe")
     assert result.returncode == 0
     header, *rows = result.stdout.splitlines()
-    assert header.split() == ["SEQ", "TIME", "SHOE/RND", "TYPE", "DETAILS"]  # issue 31
+    assert header.split() == ["SEQ", "TIME", "SHOE/RND", "TYPE", "DETAILS"]
     details = [re.split(r"\s{2,}", line.strip())[3:] for line in rows]
     assert details == [
         ["shoe.shuffled", "8 decks, 416 cards, deck check ok"],
@@ -315,7 +315,7 @@ def ctrl_c_reaches_children() -> Iterator[None]:
     A test run started in the background (a shell job without job control, `nohup`, some CI
     runners) ignores SIGINT, and an ignored signal stays ignored across exec: Python then
     installs no KeyboardInterrupt handler, the child never sees Ctrl-C and the test waits
-    out its guard (the "passes alone, fails after 88 s under load" of issue 19). A signal
+    out its guard (a test that passed alone and failed after 88 s under load). A signal
     the parent *handles* is reset to the default at exec, so the child gets Python's own.
     """
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -404,7 +404,7 @@ def test_actions_are_accepted_or_refused_with_the_tables_reason(live: LiveTable)
     refused = live.shoectl("end-trial", "--by", "sup7", "--reason", "no trials")
     assert refused.returncode == 1
     assert refused.stdout == ""
-    assert refused.stderr.startswith("refused: ")  # the table's words, once (issue 31)
+    assert refused.stderr.startswith("refused: ")  # the table's words, once
     assert "end_trial" not in refused.stderr
     as_json = live.shoectl("resume", "--by", "sup7", "--reason", "x", "--json")
     assert as_json.returncode == 1
@@ -416,7 +416,7 @@ def test_actions_are_accepted_or_refused_with_the_tables_reason(live: LiveTable)
     assert usage.returncode == 2
     assert "Missing option '--reason'" in usage.stderr
     bad_card = live.shoectl("confirm", "--by", "s", "--reason", "x", "--card", "ZZ")
-    assert bad_card.returncode == 2  # a usage error, checked before it is sent (issue 18)
+    assert bad_card.returncode == 2  # a usage error, checked before it is sent
     assert "ZZ is not a card" in bad_card.stderr
     assert live.call(live.journal.reads.last_seq) == last_seq  # nothing journaled
 

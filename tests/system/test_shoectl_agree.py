@@ -1,4 +1,4 @@
-"""Commands that agree (issue 31): one rule for a shoe that is not there, a header row on
+"""Commands that agree: one rule for a shoe that is not there, a header row on
 `events`, "Needs a person" lined up, refused commands apart from the round's alerts, KIND
 of a scanner that failed to open, a --socket that is a folder, house edge and player edge
 named. Real processes: shoectl against a live control socket over a real controller and

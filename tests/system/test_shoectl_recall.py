@@ -1,4 +1,4 @@
-"""shoectl for the technician, the dispute and the regulator (issue 18), as a real process
+"""shoectl for the technician, the dispute and the regulator, as a real process
 against a live control socket (shoe_testkit/control.py): game recall across the shoe change
 while held and with the device lost, the dispute file, --version, --json before the command,
 --timeout against a hung daemon, `events --follow` across a daemon restart, arguments checked

@@ -1,4 +1,4 @@
-"""Shuffle integrity with real processes (issue 28, docs/shuffle.md): the daemon, the simulated
+"""Shuffle integrity with real processes (docs/shuffle.md): the daemon, the simulated
 shoe and the table server of TableRig, and `shoe-controller surveillance` beside them.
 
 Three shoes are dealt. The first is a seeded fair shoe (nothing to hold it against). The

@@ -1,4 +1,4 @@
-"""RFID tags for the shuffle watch with real processes (issue 28, docs/shuffle.md "Tags"): the
+"""RFID tags for the shuffle watch with real processes (docs/shuffle.md "Tags"): the
 daemon with an RFID shoe and `[table] card_tags = true`, its simulated shoe sending each card's
 tag, the table server, and `shoe-controller surveillance` beside them. Two shoes of the same
 physical cards (a deck serial each copy): the second repeats 20 cards of the first in order,

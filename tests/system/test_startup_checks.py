@@ -1,4 +1,4 @@
-"""`shoe-controller run` refuses each value of issue 12 as a real process: one line on stderr
+"""`shoe-controller run` refuses each bad configuration value as a real process: one line on stderr
 naming the key, exit status 1, no traceback, no READY to systemd, nothing created; the same
 configuration unbroken starts; the deck registry checked at start-up is the one the devices use.
 

@@ -1,5 +1,5 @@
 """The stream sink's own steps against a real RabbitMQ node with the stream protocol on, a few
-events each (issue 27): the messages as the stream holds them, the resync from what the broker
+events each: the messages as the stream holds them, the resync from what the broker
 stored, a table the broker is ahead of, withheld confirms, a stream deleted under the sink,
 logins and vhosts refused, nodes that refuse. test_amqp_cluster.py deals a whole shoe through
 a cluster's failures; these are quick enough to run against every mutant of amqp_stream.py.

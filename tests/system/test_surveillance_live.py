@@ -1,4 +1,4 @@
-"""Surveillance with real processes, as its users see it (issue 15): the daemon, the simulated
+"""Surveillance with real processes, as its users see it: the daemon, the simulated
 shoe and the table server of TableRig, and `shoe-controller surveillance` beside them. A shoe
 is dealt; every report is the exact analysis of the cards the shoe had dealt, the edge events
 are in the journal, `shoectl edge` works for the surveillance group and is refused to others,
@@ -186,8 +186,8 @@ def test_the_edge_events_are_in_the_journal_and_follow_the_reports(watched: Watc
 
 
 def test_the_pits_table_server_gets_every_event_but_surveillances(watched: Watched) -> None:
-    """Issue 15: a live "hot shoe" feed in the pit invites preferential shuffling; issue 16's
-    sinks keep surveillance.* from the table server, which still sees its seqs gap-free."""
+    """A live "hot shoe" feed in the pit invites preferential shuffling; the
+    sinks' filters keep surveillance.* from the table server, which still sees its seqs gap-free."""
     received = check_delivery(watched.rig)
     journaled = [event for step in watched.steps for event in step.events]
     assert any(event.type.startswith("surveillance.") for event in journaled)

@@ -3,7 +3,7 @@ command twice"): the disk fails the supervisor's commit (strace injects EIO into
 of the real daemon), the daemon stops to check its journal, shoectl sends the command again
 with its key, and it is carried out exactly once. Started while the disk fails, the daemon
 stops the same way, at a bounded pace, and the next start after the disk heals deals on
-(issue 26, docs/journal.md "A commit of unknown outcome")."""
+(docs/journal.md "A commit of unknown outcome")."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_a_void_whose_commit_the_disk_failed_is_done_once(rig: TableRig) -> None
 
 
 # ------------------------------------------------------------------ started while the disk fails
-# Issue 26 part 1. The test's restart loop stands in for systemd's Restart=always: each start
+# The test's restart loop stands in for systemd's Restart=always: each start
 # is a process of its own, under strace (fsync and fdatasync fail with EIO from exec on) while
 # the disk fails, plain once it has healed.
 
@@ -165,7 +165,7 @@ def test_a_daemon_started_while_the_disk_fails_recovers_by_itself_once_it_heals(
         seen = check(rig)  # 3 (UNKNOWN) until the control socket answers
     assert seen.returncode == 2, seen.stdout  # CRITICAL while the disk fails
     assert "journal" in seen.stdout
-    # It stops by itself for the restart loop (systemd) to start it again: before issue 26
+    # It stops by itself for the restart loop (systemd) to start it again: before 2026-12-02
     # it stayed up refusing every commit, for good.
     assert failing.wait(timeout=GUARD_S) == EXIT_OUTCOME_UNKNOWN
     assert "EIO (Input/output error) (INJECTED)" in starts.traces[0].read_text()

@@ -1,4 +1,4 @@
-"""The betting clock (issue 29, table/betting.py): bets closed by the dealer's button or the
+"""The betting clock (table/betting.py): bets closed by the dealer's button or the
 table server, a card before its time (R17, R10.1), the round's clock in the events, and the
 recovery contract with betting inputs in the shoe."""
 

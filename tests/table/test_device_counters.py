@@ -1,4 +1,4 @@
-"""The table's own count (table/device_counters.py) where issue 27's mutation runs found it
+"""The table's own count (table/device_counters.py) where the mutation runs found it
 untested: missed-cards reports with or without their counter, a shoe opened by hand, the ends
 of the counter's range, the cut card's counter, the double-read window's edges, the clock
 stepping back, and the exact text of each refusal (what the pit boss reads).
@@ -77,7 +77,7 @@ def test_a_shoe_opened_by_hand_takes_its_first_counter_as_the_base() -> None:
     assert texts(counted(driver, "9H", 40))[0].startswith("card #")  # 39 missed: counted from 37
 
 
-# ---- issue 27, second run: what each check tells the pit boss, at the edges of its range ----
+# ---- the second mutation run: what each check tells the pit boss, at the edges of its range ----
 
 
 def hand_opened() -> Driver:

@@ -1,4 +1,4 @@
-"""The companion's shuffle feed (issue 28, companion/shuffle_feed.py) reading a real table: the
+"""The companion's shuffle feed (companion/shuffle_feed.py) reading a real table: the
 order it records for a shoe is the order the cards left it, whatever the dealing went through
 (a card corrected, a missed card put back, extra cards taken out or pulled with a round's
 last card, squeezed cards named only at their reveal, RFID tags), and the `shuffle_report`

@@ -1,4 +1,4 @@
-"""The table's record of a shoe's shuffle findings (issue 28, table/shuffle_record.py), as the
+"""The table's record of a shoe's shuffle findings (table/shuffle_record.py), as the
 companion and shoectl meet it at the control socket: a real controller over a real journal
 file, its shuffle desk in front. Every refusal's whole text (bad findings, late ones), the
 events the findings cause (a slug raised, sent again, ended; the report once, at the end) and

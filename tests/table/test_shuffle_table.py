@@ -1,4 +1,4 @@
-"""Shuffle findings at the table (issue 28): the companion's analyst fed the table's own events
+"""Shuffle findings at the table: the companion's analyst fed the table's own events
 for two shoes in a row, its findings applied as inputs; the slug events name the right places
 and next cards, replay gives the same events, findings sent again raise nothing twice, and
 bad or late findings are refused with nothing changed."""

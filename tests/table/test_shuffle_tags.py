@@ -1,4 +1,4 @@
-"""RFID tags for the shuffle watch (issue 28): the table publishes each public card's tag to
+"""RFID tags for the shuffle watch: the table publishes each public card's tag to
 surveillance (`surveillance.card_tags`, `[table] card_tags`), the companion's analyst pairs the
 tags with the cards it places, and the watch's identity tests (successions, rising sequences)
 come into the shoe's report. Two shoes of the same physical cards (one tag a card) through

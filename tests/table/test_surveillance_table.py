@@ -1,5 +1,5 @@
 """Surveillance reports at the table: threshold crossings as events, from the inputs alone
-(replay gives the same), refusals, Big/Small closing (R14.1), the shoe's record (issue 15)."""
+(replay gives the same), refusals, Big/Small closing (R14.1), the shoe's record."""
 
 from __future__ import annotations
 

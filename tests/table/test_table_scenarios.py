@@ -24,7 +24,7 @@ from shoe_controller.vocab.events import EventType
 
 SCENARIOS = sorted((Path(__file__).parents[1] / "scenarios").glob("*.scenario"))
 
-# The rules issue 4 asks the table to enforce, each needing at least one golden file.
+# The rules the table must enforce, each needing at least one golden file.
 REQUIRED_RULES = {
     "R2.1",
     "R2.2",

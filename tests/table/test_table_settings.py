@@ -1,4 +1,4 @@
-"""The `table_settings` input (issue 26, docs/inputs.md): the settings in force from it on,
+"""The `table_settings` input (docs/inputs.md): the settings in force from it on,
 no event of its own, settings the table cannot take refused with those in force kept."""
 
 from __future__ import annotations

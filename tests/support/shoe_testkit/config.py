@@ -1,5 +1,5 @@
 """A valid configuration naming every kind of file, its TOML text, and `shoe-controller run`
-as a real process, for the start-up check tests (docs/config.md, issue 12)."""
+as a real process, for the start-up check tests (docs/config.md)."""
 
 from __future__ import annotations
 

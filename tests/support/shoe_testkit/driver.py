@@ -5,7 +5,7 @@ The adapter half feeds bytes to a `TextAdapter` whole, in fixed steps, in random
 from a real pty. The link half builds a `DeviceConnection` whose status reports are kept,
 collects what a simulated device says until a test has seen enough (ACKing every message as
 if it was stored), and disturbs the device once mid-shoe (unplug, silence, kill). The product
-has no use for a message's `(type, payload)` pair or for a registry's missing cards (issue 25):
+has no use for a message's `(type, payload)` pair or for a registry's missing cards:
 `encode_message` and `incomplete_decks` are here.
 """
 

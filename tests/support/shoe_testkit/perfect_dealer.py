@@ -160,7 +160,7 @@ class _Dealer:
         return self.shoe
 
     def close_bets(self, number: int) -> None:
-        """Betting closes before the round's first card (issue 29): the dealer's button, or
+        """Betting closes before the round's first card: the dealer's button, or
         the table server's open and close for the round (trial rounds take no bets)."""
         if self.config.betting == BETTING_BUTTON:
             self.add(ButtonPressed(self.at(), self.device, Button.NO_MORE_BETS))

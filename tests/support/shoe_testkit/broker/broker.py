@@ -8,7 +8,8 @@ and a private epmd), and a user and vhost of its own. Nothing under /etc/rabbitm
 /var/lib/rabbitmq is read or written, so it runs as root or as any user, next to a system
 broker or another `Broker`.
 
-Faults, each one real broker behaviour (issue 16's "done when"): `kill()`, SIGKILL of the
+Faults, each one real broker behaviour (what delivery through a broker must survive):
+`kill()`, SIGKILL of the
 Erlang VM itself (beam.smp is our direct child: the server script `exec`s into it) and of every
 process it started; `restart()` boots the same node on the same data and port, so durable
 queues and persistent messages come back. The faults of a running node, its AMQP port refused

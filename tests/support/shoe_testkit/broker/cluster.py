@@ -1,5 +1,5 @@
 """A private RabbitMQ cluster on 127.0.0.1: N nodes (three by default) joined into one, for
-the tests and benches of a floor's broker (issue 30).
+the tests and benches of a floor's broker.
 
 Each node is a `Broker` (broker.py) with its own name (`shoetest-<random>-<n>@localhost`),
 data directory, AMQP and distribution ports; they share what a cluster must: one Erlang

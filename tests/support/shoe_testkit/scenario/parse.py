@@ -283,7 +283,7 @@ class _Parser:
         self, bare: list[str], pairs: dict[str, str], device: str, where: str
     ) -> list[Input]:
         """`betting open|closed shoe=N round=N [server_round=..] [nonce=..] [source=..]`: the
-        table server's word on a round (issue 29)."""
+        table server's word on a round."""
         if bare[:1] not in (["open"], ["closed"]) or "shoe" not in pairs or "round" not in pairs:
             raise ScenarioError(f"{where}: betting open|closed shoe=N round=N [server_round=..]")
         return [

@@ -31,7 +31,7 @@ def _cards(cards: list[str | None]) -> str:
     return ",".join(card or "hidden" for card in cards) or "none"
 
 
-# The round's clock fields (a table with `betting` set, issue 29), shown short: the time of
+# The round's clock fields (a table with `betting` set), shown short: the time of
 # day, whole seconds unless the fraction says more.
 _CLOCK = (
     ("bets_closed_at", "bets_closed"),
