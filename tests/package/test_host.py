@@ -14,6 +14,7 @@ import pytest
 from shoe_testkit.config import Baseline
 from shoe_testkit.control import LiveTable
 from shoe_testkit.groups import (
+    CONTROL,
     NO_SUPERVISORS,
     NO_SURVEILLANCE,
     NO_VIEWERS,
@@ -43,6 +44,8 @@ def test_the_absent_groups_are_this_runs_and_exist_nowhere() -> None:
         assert RUN in name
         with pytest.raises(KeyError):
             grp.getgrnam(name)
+    with pytest.raises(TypeError):  # a test that breaks its copy breaks no other test's
+        CONTROL["viewer_group"] = "shoe-viewers"  # type: ignore[index]
 
 
 def test_every_daemon_the_kit_configures_names_no_group_of_the_hosts(tmp_path: Path) -> None:

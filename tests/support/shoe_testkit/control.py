@@ -31,7 +31,7 @@ from drivers.sim.shoe import ShoeSim
 from drivers.wire.messages import ButtonId, DeviceKind
 from shoe_controller.delivery.push import PushConfig, PushSink
 from shoe_controller.delivery.sink import Backoff
-from shoe_controller.service.config import DeviceSection, from_mapping
+from shoe_controller.service.config import Config, DeviceSection, from_mapping
 from shoe_controller.service.control import ControlServer, ControlService
 from shoe_controller.service.devices import DeviceOptions, DeviceRunner
 from shoe_controller.store.controller import Controller
@@ -70,18 +70,11 @@ class LiveTable:
         self.socket_dir = Path(tempfile.mkdtemp(prefix="shoectl-", dir="/tmp"))
         self.socket_dir.chmod(0o755)
         self.socket_path = self.socket_dir / "control.sock"
-        self.config = from_mapping(
-            {
-                "table": {"id": "07", **(procedures or {})},
-                "control": {
-                    "socket": str(self.socket_path),
-                    "supervisor_group": supervisor_group,
-                    "viewer_group": viewer_group,
-                    **(control or {}),
-                },
-                "surveillance": SURVEILLANCE,
-            }
-        )
+        try:
+            self.config = self._configure(procedures, supervisor_group, viewer_group, control)
+        except BaseException:  # a configuration refused: the directory goes with it
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
+            raise
         self.supervisor_group = supervisor_group
         self._busy_timeout_s = busy_timeout_s
         self.loop = asyncio.new_event_loop()
@@ -92,6 +85,26 @@ class LiveTable:
         except BaseException:
             self._stop_loop()  # else the test run never ends, and the directory stays
             raise
+
+    def _configure(
+        self,
+        procedures: Mapping[str, Any] | None,
+        supervisor_group: str,
+        viewer_group: str,
+        control: Mapping[str, Any] | None,
+    ) -> Config:
+        return from_mapping(
+            {
+                "table": {"id": "07", **(procedures or {})},
+                "control": {
+                    "socket": str(self.socket_path),
+                    "supervisor_group": supervisor_group,
+                    "viewer_group": viewer_group,
+                    **(control or {}),
+                },
+                "surveillance": dict(SURVEILLANCE),
+            }
+        )
 
     def _start(self, workdir: Path) -> None:
         self.sim = SimRunner(

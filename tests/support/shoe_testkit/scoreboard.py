@@ -88,8 +88,14 @@ class Browser:
         ]
         if os.geteuid() == 0:
             args.insert(1, "--no-sandbox")  # Chromium refuses to run its sandbox as root
+        # Its own temporary files (a directory for its singleton socket, which it leaves
+        # behind when it is terminated) in the profile, removed with it: not in /tmp.
         self.process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "TMPDIR": self._profile},
         )
         self._ids = itertools.count(1)
         self.loop = asyncio.new_event_loop()
