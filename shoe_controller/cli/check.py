@@ -43,12 +43,20 @@ def check_command(config_path: Path) -> None:
         raise click.ClickException(f"{text}\n{failed}") from None
     for line in summary(config):
         click.echo(f"shoe-controller: {line}")
+    warnings = absent_ports(config)
+    for line in warnings:
+        click.echo(f"shoe-controller: warning: {line}")
     running = running_on(Path(config.journal.path))
     if running:
         click.echo(f"shoe-controller: {running}")
+    passed = (
+        f"the start-up checks passed with {len(warnings)} warning(s)"
+        if warnings
+        else "every start-up check passed"
+    )
     click.echo(
-        f"shoe-controller: {config_path}: every start-up check passed; `shoe-controller run`"
-        " starts with it" + (" once that daemon has stopped" if running else "")
+        f"shoe-controller: {config_path}: {passed}; `shoe-controller run` starts with it"
+        + (" once that daemon has stopped" if running else "")
     )
 
 
@@ -63,6 +71,22 @@ def summary(config: Config) -> list[str]:
         label = section.label
         lines.append("events to " + ("the table server ([server])" if label == "server" else label))
     lines.append(f"journal {config.journal.path}, control socket {config.control.socket}")
+    return lines
+
+
+def absent_ports(config: Config) -> list[str]:
+    """A line for each device path that is not there now: no failure, since the daemon starts
+    and waits for the device (plugged in later, a udev name not made yet), but no table
+    deals until it comes. A pyserial URL (`socket://`, `rfc2217://`) is not looked for."""
+    lines = []
+    for name, device in (("scanner", config.scanner), ("shuffler", config.shuffler)):
+        if device is None or not device.port or "://" in device.port:
+            continue
+        if not Path(device.port).exists():
+            lines.append(
+                f"{name} port {device.port} is not there now: the daemon starts and waits for"
+                " it, and deals no card until it comes"
+            )
     return lines
 
 

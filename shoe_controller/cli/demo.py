@@ -46,6 +46,7 @@ from typing import Any, TextIO
 
 import click
 
+from shoe_controller.cli.options import own_folder
 from shoe_controller.cli.run import InUse
 from shoe_controller.cli.shoectl.client import AnswerError, Client, UnreachableError
 from shoe_controller.cli.shoectl.render import Painter, card_text, event_details
@@ -191,7 +192,11 @@ def run_demo(directory: Path, options: DemoOptions, out: TextIO, tally: Tally | 
     seed = options.seed + (earlier.shoes if earlier is not None else 0)
     rig = TableRig(
         directory,
-        RigOptions(pace=options.pace, seed=seed, squeeze=options.squeeze, autoload=False),
+        # The round's clock, as a table with dealers keeps it: `shoectl dealer` and `shoectl
+        # pace` can be tried in the demo (without it the table refuses a dealer).
+        RigOptions(
+            options.pace, seed, squeeze=options.squeeze, autoload=False, table={"clock": True}
+        ),
     )
     listen = options.scoreboard or f"127.0.0.1:{_free_port()}"
     metrics = f"127.0.0.1:{_free_port(avoid=listen)}"
@@ -248,6 +253,7 @@ def _introduce(rig: TableRig, options: DemoOptions, listen: str, metrics: str, o
         ("events -f", "every event as it happens (Ctrl-C ends it)"),
         ("edge", "every bet's exact edge on the cards left (surveillance)"),
         ('void --by sup1 --reason "a try"', "an action: you are this table's supervisor"),
+        ('dealer --id D-1 --by sup1 --reason "shift"', "a dealer signs in: `pace` counts to D-1"),
     )
     width = max(len(f"{shoectl} {command}") for command, _ in tries)
     click.echo("Try in another terminal:", file=out)
@@ -404,11 +410,13 @@ def _cards(codes: list[str | None], paint: Painter) -> str:
 
 @click.command("demo")
 @click.option("--fast", is_flag=True, help="Deal a whole shoe in seconds, then stop.")
-@click.option("--pace", type=float, default=None, help="Seconds between cards (default 0.6).")
-@click.option("--shoes", type=int, default=None, help="Stop after this many shoes.")
+@click.option(
+    "--pace", type=click.FloatRange(0, 60), help="Seconds between cards, 0 to 60 (default 0.6)."
+)
+@click.option("--shoes", type=click.IntRange(1, 10_000), help="Stop after this many shoes.")
 @click.option(
     "--seed",
-    type=int,
+    type=click.IntRange(0, 2**63 - 1),
     default=1,
     show_default=True,
     help="The shuffle's seed (a reused --dir adds the shoes its journal holds: no shoe repeats).",
@@ -426,6 +434,7 @@ def _cards(codes: list[str | None], paint: Painter) -> str:
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
+    callback=own_folder,
     help="Keep the journal, logs and configuration in this folder, and go on from them the next"
     " time (default: a temporary folder, deleted when the demo stops).",
 )
@@ -451,6 +460,11 @@ def demo_command(
     The surveillance companion, the scoreboard page and metrics run too; the demo prints the
     SHOECTL_SOCKET to give shoectl and a few commands to try. Ctrl-C stops every process.
     """
+    if fresh and directory is None:
+        raise click.UsageError(
+            "--fresh deletes what an earlier demo left in --dir: give --dir DIR (without"
+            " --dir the demo starts from an empty temporary folder anyway)"
+        )
     options = DemoOptions(
         pace=pace if pace is not None else (0.002 if fast else 0.6),
         shoes=shoes if shoes is not None else (1 if fast else None),

@@ -20,6 +20,7 @@ from typing import Any
 import click
 
 from shoe_controller.cli.options import config_option
+from shoe_controller.cli.output_file import OutputFile, open_output
 from shoe_controller.cli.shoectl.typed_times import TimeTypedError, read_time
 from shoe_controller.service.config import ConfigError, load
 from shoe_controller.store.export import ExportError, Selection, export_records
@@ -62,7 +63,7 @@ def table_settings(config_path: Path, given: bool) -> tuple[TableConfig | None, 
 def write_lines(records: Iterable[Mapping[str, Any]], output: str) -> int:
     """Every record as one JSON line into `output` ('-': stdout), all or nothing."""
     count = 0
-    with click.open_file(output, "w", encoding="utf-8", atomic=output != "-") as stream:
+    with open_output(output) as stream:
         for record in records:
             stream.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
             count += 1
@@ -96,7 +97,7 @@ def write_lines(records: Iterable[Mapping[str, Any]], output: str) -> int:
     "--output",
     default="-",
     show_default=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=OutputFile(),
     help="The file to write ('-': standard output).",
 )
 def export_command(

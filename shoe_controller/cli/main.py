@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from shoe_controller import __version__
+from shoe_controller.cli.program import Program
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +146,7 @@ SUBCOMMANDS: Mapping[str, Subcommand] = MappingProxyType(
 )
 
 
-class LazyGroup(click.Group):
+class LazyGroup(Program):
     """A click group whose subcommands come from a registry and are imported on first use."""
 
     def __init__(self, *args: Any, subcommands: Mapping[str, Subcommand], **kwargs: Any) -> None:

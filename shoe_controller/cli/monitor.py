@@ -107,7 +107,7 @@ def _hex_watcher(emit: Emit) -> Watcher:
 )
 @click.option(
     "--baud",
-    type=int,
+    type=click.IntRange(50, 4_000_000),
     metavar="BAUD",
     help=f"The serial speed (default {default_baud('slp')} for slp,"
     f" {default_baud('beetek')} for the ASCII shoes).",

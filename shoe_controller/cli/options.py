@@ -21,3 +21,11 @@ def config_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[...
         show_default=True,
         help=help_text,
     )
+
+
+def own_folder(_ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """A folder of the command's own: an empty name (click reads it as ".") or "." would be the
+    folder the command was typed in, whose files the command writes or clears."""
+    if value is not None and str(value) in {"", "."}:
+        raise click.BadParameter("give a folder of its own, not the current one", param=param)
+    return value

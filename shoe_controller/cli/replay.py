@@ -179,6 +179,9 @@ def replay_command(
     name = "standard input" if inputs == "-" else inputs
     source = read_source(_read_text(inputs), name)  # every line checked before any output
     config = _config(config_path, source, overrides)
+    if not source.inputs:  # nothing to show is no replay: said, exit 1
+        skipped = f" ({source.skipped} of a shoe begun before it)" if source.skipped else ""
+        raise click.ClickException(f"{name} holds no input to replay{skipped}")
     start = last_shoe if last_shoe is not None else (source.last_shoe or 0)
     table = Table(config, last_shoe=start)
     paint, shown = Painter.for_stream(sys.stdout), Times.chosen(utc)

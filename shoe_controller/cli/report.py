@@ -20,6 +20,7 @@ import click
 
 from shoe_controller.cli.export import table_settings
 from shoe_controller.cli.options import config_option
+from shoe_controller.cli.output_file import OutputFile, open_output
 from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.cli.shoectl.typed_times import FORMS, TimeTypedError, read_time
 from shoe_controller.game.pace import instant, plain_json, read_shift, report
@@ -64,7 +65,7 @@ def _when(text: str, option: str, utc: bool) -> datetime:
 @click.option("--utc", is_flag=True, help="Hours and times in UTC instead of this machine's zone.")
 @click.option(
     "-o", "--output", default="-", show_default=True,
-    type=click.Path(dir_okay=False, allow_dash=True), help="The file ('-': standard output).",
+    type=OutputFile(), help="The file ('-': standard output).",
 )  # fmt: skip
 def report_command(
     *,
@@ -95,7 +96,7 @@ def report_command(
     shown = Times.chosen(utc)
     rows = report(shift, start, end, shown.zone)
     text = _json(rows, start, end, shown) if form == "json" else _csv(rows)
-    with click.open_file(output, "w", encoding="utf-8", atomic=output != "-") as stream:
+    with open_output(output) as stream:
         stream.write(text)
 
 

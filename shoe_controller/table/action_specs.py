@@ -40,6 +40,8 @@ class Action:
     rules: str
     args: tuple[Arg, ...] = ()
     clocked: bool = False  # only on a table that keeps the round's clock (TableConfig.clocked)
+    # Arguments of which one at least must be given (the command means nothing without).
+    one_of: tuple[str, ...] = ()
 
 
 _ACTIONS = (
@@ -166,6 +168,7 @@ _ACTIONS = (
             Arg("out", "bool", "the dealer signs out", default=False),
         ),
         clocked=True,
+        one_of=("id", "out"),
     ),
 )
 

@@ -269,6 +269,11 @@ def test_the_demo_is_a_sandbox_for_shoectl_edge_and_metrics() -> None:
         acted = shoectl("void", "--by", "sup1", "--reason", "a try")
         assert acted.returncode in (0, 1), acted.stderr  # accepted, or no round to void now
         assert "supervisor group" not in acted.stderr
+        demo.line_matching(r"shoectl dealer --id D-1 .* +# ")
+        # The demo keeps the round's clock, as a table with dealers does: a dealer signs in.
+        signed = shoectl("dealer", "--id", "D-1", "--by", "sup1", "--reason", "shift")
+        assert signed.returncode == 0, signed.stderr
+        assert signed.stdout.startswith("accepted: dealer by sup1")
     finally:
         code = demo.finish(signal.SIGINT)
     assert code == 0, demo.lines[-10:]

@@ -166,7 +166,10 @@ def test_rounds_and_round_show_cards_with_suits(live: LiveTable) -> None:
     assert live.request({"cmd": "rounds", "shoe": 9})["result"]["total"] == 0  # the socket's
     missing = live.shoectl("rounds", "--shoe", "9", "--json")  # shoectl: an error
     assert missing.returncode == 2
-    assert "shoe 9 has not been dealt yet" in missing.stderr
+    error = json.loads(missing.stdout)  # under --json the error is JSON too, on stdout
+    assert error["error"] == "not_found"
+    assert "shoe 9 has not been dealt yet" in error["message"]
+    assert "shoe 9 has not been dealt yet" in live.shoectl("rounds", "--shoe", "9").stderr
 
     one = live.shoectl("round", "2")
     assert one.returncode == 0

@@ -57,6 +57,9 @@ def _arg_option(arg: Arg) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 def action_command(action: Action) -> click.Command:
     def run(by: str, reason: str, as_json: bool, **values: Any) -> None:
         args = {name: value for name, value in values.items() if value is not None}
+        if action.one_of and not any(args.get(name) for name in action.one_of):
+            given = " or ".join("--" + name.replace("_", "-") for name in action.one_of)
+            raise click.UsageError(f"{action.name.replace('_', '-')} needs {given}")
         if "position" in args:
             args["position"] = str(args["position"]).upper()
         request = {

@@ -11,6 +11,8 @@ from typing import Any
 import click
 
 from shoe_controller import __version__
+from shoe_controller.cli.output_file import OutputFile
+from shoe_controller.cli.program import Program
 from shoe_controller.cli.shoectl.acting import action_command
 from shoe_controller.cli.shoectl.checks import shoe_option
 from shoe_controller.cli.shoectl.client import TIMEOUT_S, AnswerError, UnreachableError
@@ -58,7 +60,7 @@ DEFAULT_SOCKET = "/run/shoe-controller/control.sock"
 SOCKET_ENV = "SHOECTL_SOCKET"
 
 
-class _Shoectl(click.Group):
+class _Shoectl(Program):
     """The command group; output cut short by a closed pipe (`| head`) ends quietly."""
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -89,7 +91,7 @@ class _Shoectl(click.Group):
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.1),
+    type=click.FloatRange(0.1, 3600),
     default=TIMEOUT_S,
     show_default=True,
     metavar="SECONDS",
@@ -124,7 +126,7 @@ def main(ctx: click.Context, socket_path: str, as_json: bool, utc: bool, timeout
 )
 @click.option(
     "--interval",
-    type=click.FloatRange(min=0.1),
+    type=click.FloatRange(0.1, 3600),
     default=2.0,
     show_default=True,
     metavar="SECONDS",
@@ -304,7 +306,7 @@ def print_rounds(result: Mapping[str, Any], paint: Painter, times: Times) -> Non
     "--export",
     "export_file",
     metavar="FILE",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=OutputFile(),
     help="Write the dispute file: the shoe through this round with its hash chain, as JSON"
     " lines ('-': standard output); `shoe-controller verify FILE` checks it.",
 )

@@ -27,6 +27,7 @@ from shoe_controller.cli.shoectl.plumbing import (
     ask,
     connect,
     fail,
+    fail_answer,
     json_option,
     out,
     painter,
@@ -208,7 +209,7 @@ def events_command(
     except KeyboardInterrupt:
         raise SystemExit(EXIT_OK) from None
     except AnswerError as error:
-        fail(f"{error.text} ({error.code})")
+        fail_answer(error)
 
 
 def _history(
@@ -244,4 +245,4 @@ def _history(
     except UnreachableError as error:
         fail(str(error))
     except AnswerError as error:
-        fail(f"{error.text} ({error.code})")
+        fail_answer(error)

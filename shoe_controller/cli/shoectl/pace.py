@@ -19,6 +19,7 @@ from shoe_controller.cli.shoectl.event_log import TIME_HELP, Pages
 from shoe_controller.cli.shoectl.plumbing import (
     connect,
     fail,
+    fail_answer,
     json_option,
     out,
     painter,
@@ -76,7 +77,7 @@ def pace_command(*, since: str, until: str, as_json: bool) -> None:
     except UnreachableError as error:
         fail(str(error))
     except AnswerError as error:
-        fail(f"{error.text} ({error.code})")
+        fail_answer(error)
     figures = plain_json(pace(shift, start, end))
     if as_json:
         print_json(figures)

@@ -10,6 +10,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+from shoe_controller.cli.program import Failure
 from shoe_controller.cli.shoectl.client import TIMEOUT_S, AnswerError, Client, UnreachableError
 from shoe_controller.cli.shoectl.render import Painter
 from shoe_controller.cli.shoectl.times import Times
@@ -68,9 +69,14 @@ def connect() -> Client:
     return Client(click.get_current_context().obj, timeout())
 
 
-def fail(text: str, code: int = EXIT_UNREACHABLE) -> NoReturn:
-    click.echo(f"shoectl: {text}", err=True)
-    raise SystemExit(code)
+def fail(text: str, exit_code: int = EXIT_UNREACHABLE, *, code: str = "unreachable") -> NoReturn:
+    """`shoectl: TEXT` on stderr and `exit_code`; under --json `{"error": code, ...}`."""
+    raise Failure(text, program="shoectl", code=code, exit_code=exit_code)
+
+
+def fail_answer(error: AnswerError, exit_code: int = EXIT_UNREACHABLE) -> NoReturn:
+    """The daemon's error answer, its code named (`... (not_found)`)."""
+    fail(f"{error.text} ({error.code})", exit_code, code=str(error.code))
 
 
 def ask(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -81,7 +87,7 @@ def ask(request: Mapping[str, Any]) -> dict[str, Any]:
     except UnreachableError as error:
         fail(str(error))
     except AnswerError as error:
-        fail(f"{error.text} ({error.code})")
+        fail_answer(error)
 
 
 def out(text: str = "") -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from shoe_controller.cli.output_file import open_output
 from shoe_controller.cli.shoectl.plumbing import ask, fail
 
 RECALL = 10  # the last game and the nine before it
@@ -56,14 +57,14 @@ def require_shoe(shoe: int | None, rounds: int) -> None:
     error (exit 2), as `round N` of a round not there is; the shoe in play may be empty."""
     why = missing_shoe(ask, shoe) if shoe is not None and not rounds else None
     if why is not None:
-        fail(f"{why} (not_found)")
+        fail(f"{why} (not_found)", code="not_found")
 
 
 def write_export(answer: Mapping[str, Any], path: str) -> None:
     """The records of an `export` answer as JSON lines in `path` ('-': stdout), whole or
     not at all; one line on stderr says what was written and how to check it."""
     records = answer["records"]
-    with click.open_file(path, "w", encoding="utf-8", atomic=path != "-") as stream:
+    with open_output(path) as stream:
         for record in records:
             stream.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
     where = "standard output" if path == "-" else path

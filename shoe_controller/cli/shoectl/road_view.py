@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import click
 
+from shoe_controller.cli.output_file import OutputFile, open_output
 from shoe_controller.cli.shoectl.checks import shoe_option
-from shoe_controller.cli.shoectl.plumbing import ask, fail, json_option, out, painter, print_json
+from shoe_controller.cli.shoectl.plumbing import ask, json_option, out, painter, print_json
 from shoe_controller.cli.shoectl.recall import require_shoe
 from shoe_controller.cli.shoectl.render import (
     BANKER,
@@ -28,7 +29,7 @@ from shoe_controller.service.scoreboard.svg import board_svg
 @click.option(
     "--svg",
     "svg_file",
-    type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+    type=OutputFile(),
     help="Write the board as an SVG picture to this file ('-': standard output).",
 )
 @json_option
@@ -40,11 +41,8 @@ def road_command(shoe: int | None, svg_file: str | None, as_json: bool) -> None:
         require_shoe(shoe, ask({"cmd": "rounds", "shoe": shoe, "last": 1})["total"])
     if svg_file is not None:
         picture = board_svg(result, result.get("table"))
-        try:
-            with click.open_file(svg_file, "w", encoding="utf-8", atomic=svg_file != "-") as file:
-                file.write(picture + "\n")
-        except OSError as error:
-            fail(f"cannot write {svg_file}: {error.strerror or error}")
+        with open_output(svg_file) as file:
+            file.write(picture + "\n")
         return
     if as_json:
         print_json(result)

@@ -19,6 +19,7 @@ from shoe_controller.cli.shoectl.client import AnswerError, Client, UnreachableE
 from shoe_controller.cli.shoectl.plumbing import (
     EXIT_NOT_AUTHORIZED,
     fail,
+    fail_answer,
     json_option,
     out,
     painter,
@@ -39,7 +40,7 @@ def _ask(request: Mapping[str, Any]) -> dict[str, Any]:
 
 def _failed(error: AnswerError) -> None:
     code = EXIT_NOT_AUTHORIZED if error.code == "not_authorized" else 2
-    fail(f"{error.text} ({error.code})", code)
+    fail_answer(error, code)
 
 
 def findings(shoe: int | None) -> dict[str, Any]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import signal
+import sqlite3
+import ssl
 import sys
 from pathlib import Path
 
@@ -16,7 +18,13 @@ from shoe_controller.kit.receiver.store import ReceiverStore
 
 @click.command(name="receiver")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=0, show_default=True, help="TCP port (0: any free port).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="TCP port (0: any free port).",
+)
 @click.option(
     "--db",
     "db_path",
@@ -34,6 +42,7 @@ from shoe_controller.kit.receiver.store import ReceiverStore
 @click.option("--controller-id", default=None, help="Accept only this controller (else any).")
 @click.option(
     "--max-skew",
+    type=click.FloatRange(0, 86400),
     default=float(pushapi.MAX_CLOCK_SKEW_S),
     show_default=True,
     help="Seconds a request's timestamp may differ from this clock (else 401).",
@@ -41,10 +50,22 @@ from shoe_controller.kit.receiver.store import ReceiverStore
 @click.option("--control/--no-control", default=False, help="Enable the /control endpoints.")
 @click.option("--fail-mode", type=click.Choice(FAULT_MODES), default="ok", show_default=True)
 @click.option(
-    "--fail-status", default=500, show_default=True, help="Status for --fail-mode status."
+    "--fail-status",
+    type=click.IntRange(100, 599),
+    default=500,
+    show_default=True,
+    help="Status for --fail-mode status.",
 )
-@click.option("--fail-count", type=int, default=None, help="Requests to fail, then behave.")
-@click.option("--delay", default=0.0, show_default=True, help="Seconds, for --fail-mode slow.")
+@click.option(
+    "--fail-count", type=click.IntRange(min=0), default=None, help="Requests to fail, then behave."
+)
+@click.option(
+    "--delay",
+    type=click.FloatRange(0, 3600),
+    default=0.0,
+    show_default=True,
+    help="Seconds, for --fail-mode slow.",
+)
 @click.option(
     "--fail-target",
     type=click.Choice(FAULT_TARGETS),
@@ -96,20 +117,31 @@ def receiver_command(
         raise click.UsageError(str(exc)) from None
     if (tls_key or tls_client_ca) and not tls_cert:
         raise click.UsageError("--tls-key and --tls-client-ca need --tls-cert")
-    context = server_ssl_context(tls_cert, tls_key, tls_client_ca) if tls_cert else None
-    store = ReceiverStore(db_path)
-    receiver = Receiver(
-        store,
-        key,
-        table_id,
-        host=host,
-        port=port,
-        controller_id=controller_id,
-        max_skew_s=max_skew,
-        faults=faults,
-        control=control,
-        ssl_context=context,
-    )
+    try:
+        context = server_ssl_context(tls_cert, tls_key, tls_client_ca) if tls_cert else None
+    except (OSError, ssl.SSLError) as error:
+        raise click.ClickException(f"--tls-cert {tls_cert}: {error}") from None
+    try:
+        store = ReceiverStore(db_path)
+    except sqlite3.Error as error:
+        raise click.ClickException(f"--db {db_path}: {error}") from None
+    try:
+        receiver = Receiver(
+            store,
+            key,
+            table_id,
+            host=host,
+            port=port,
+            controller_id=controller_id,
+            max_skew_s=max_skew,
+            faults=faults,
+            control=control,
+            ssl_context=context,
+        )
+    except OSError as error:
+        raise click.ClickException(
+            f"cannot listen on {host}:{port}: {error.strerror or error}"
+        ) from None
     signal.signal(signal.SIGTERM, _exit_on_signal)
     click.echo(str(receiver.port))
     click.echo(f"receiver: serving table {table_id} on {receiver.url}", err=True)
