@@ -15,12 +15,13 @@ from typing import ClassVar
 import pytest
 
 from drivers.adapters.beetek import encode_card, encode_unreadable
+from drivers.session.spec import DeviceTimings
 from drivers.sim.base import SimConfig
 from drivers.sim.devices import make_device
 from drivers.sim.pty import SimRunner
 from drivers.wire.messages import DeviceKind, Fault, Severity
 from shoe_controller.service.config import DeviceSection
-from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError
+from shoe_controller.service.devices import DeviceRunner, StorageFailedError
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
 from shoe_controller.table.config import TableConfig
@@ -120,7 +121,7 @@ def test_a_lost_device_is_reported_once_the_journal_takes_it_again(beetek: Beete
             raise StorageFailedError("disk full (test)")
         beetek.store_all(inputs, link_state)
 
-    options = DeviceOptions(backoff_initial=0.02, backoff_max=0.05)
+    options = DeviceTimings(backoff_initial=0.02, backoff_max=0.05)
     runner = DeviceRunner("scanner", beetek.section, store, None, options=options)
 
     async def scenario() -> None:
