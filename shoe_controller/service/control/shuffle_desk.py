@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from shoe_controller.service.control.kept_shoes import KeptShoes
 from shoe_controller.service.control.requests import (
     ControlError,
     accepted,
@@ -32,7 +33,6 @@ from shoe_controller.table.shuffle_record import (
 from shoe_controller.vocab.inputs import Input, ShuffleFindings
 
 COMMANDS = ("shuffle_report", "shuffle")
-KEPT_SHOES = 3  # ended shoes whose report `shuffle --shoe` still shows (until a restart)
 
 
 class ShuffleDesk:
@@ -48,7 +48,7 @@ class ShuffleDesk:
         self._clock = clock
         self._submit = submit
         # shoe -> its records: the book's, then its final findings if they came after its end
-        self._kept: dict[int, list[ShuffleRecord]] = {}
+        self._kept: KeptShoes[list[ShuffleRecord]] = KeptShoes()
 
     def answer(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
         if request.get("cmd") == "shuffle_report":
@@ -90,11 +90,10 @@ class ShuffleDesk:
         return accepted(stored, item.shoe, item.round)
 
     def _keep(self, shoe: int, record: ShuffleRecord) -> None:
-        records = self._kept.setdefault(shoe, [])
+        records = self._kept.get(shoe) or []
         if not any(kept is record for kept in records):
-            records.append(record)
-        for old in sorted(self._kept)[:-KEPT_SHOES]:
-            del self._kept[old]
+            records = [*records, record]
+        self._kept.put(shoe, records)
 
     def _shuffle(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The latest findings of a shoe (default: the one in the book if it has any, else
@@ -103,10 +102,8 @@ class ShuffleDesk:
         book = self._controller.table.book
         if book.shuffle.report is not None:
             self._keep(book.number, book.shuffle)
-        if shoe is None:
-            shoe = book.number if book.shuffle.report is not None or not self._kept else None
-            shoe = max(self._kept) if shoe is None else shoe
-        records = [kept for kept in self._kept.get(shoe, ()) if kept.report is not None]
+        shoe = self._kept.shoe_asked(shoe, book.number, book.shuffle.report is not None)
+        records = [kept for kept in self._kept.get(shoe) or () if kept.report is not None]
         if not records:
             raise ControlError(
                 "not_found",
