@@ -32,6 +32,7 @@ from drivers.transports.base import (
     Transport,
     TransportError,
 )
+from shoe_controller.vocab.backoff import backoff_delay
 
 T = TypeVar("T")
 
@@ -128,7 +129,7 @@ class DeviceConnection(Generic[T]):
     async def messages(self) -> AsyncIterator[T]:
         """Items from the device, across reconnects, until ``stop()``."""
         self._stopping = False
-        backoff = self.backoff_initial
+        failures = 0  # reopenings since the last healthy session
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="device-io") as pool:
             while not self._stopping:
                 healthy = False
@@ -152,12 +153,13 @@ class DeviceConnection(Generic[T]):
                         self._report(ConnectionStatus.LOST, str(exc))
                     finally:
                         await self._close(pool)
-                if healthy:
-                    backoff = self.backoff_initial
+                failures = 1 if healthy else failures + 1
                 if self._stopping:
                     break
-                await self._sleep(backoff)
-                backoff = min(backoff * 2, self.backoff_max)
+                # No jitter: a device has one host, nobody else retries in step with it.
+                await self._sleep(
+                    backoff_delay(failures, 0.0, self.backoff_initial, self.backoff_max)
+                )
         self._report(ConnectionStatus.STOPPED, None)
 
     # -- internals ------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from shoe_controller.game.surveillance.slug_edge import next_round_worth
 from shoe_controller.service.config import Config
 from shoe_controller.service.control_client import AnswerError, Client, UnreachableError
 from shoe_controller.table.config import SHUFFLER_DEALER
+from shoe_controller.vocab.backoff import backoff_delay
 from shoe_controller.vocab.cards import Card, parse_card
 from shoe_controller.vocab.events import EventType
 
@@ -156,11 +157,13 @@ class Companion:
 
     def run(self) -> None:
         """Follow and report until stopped; a lost controller is reached again (backoff)."""
-        delay = RECONNECT_MIN_S
+        failures = 0  # sessions that ended since the last one that ran its course
         while not self._stopped:
+            # No jitter: one companion, one controller; nobody else retries in step.
+            delay = backoff_delay(failures + 1, 0.0, RECONNECT_MIN_S, RECONNECT_MAX_S)
             try:
                 self._session()
-                delay = RECONNECT_MIN_S
+                failures, delay = 0, RECONNECT_MIN_S
             except AnswerError as error:
                 if error.code == "not_authorized":
                     raise
@@ -170,7 +173,7 @@ class Companion:
             if self._stopped:
                 return
             time.sleep(delay)
-            delay = min(RECONNECT_MAX_S, delay * 2)
+            failures += 1
 
     def _session(self) -> None:
         """One stretch with the controller: catch up on the shoe in play, then follow."""
