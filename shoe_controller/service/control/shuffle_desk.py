@@ -20,6 +20,7 @@ from shoe_controller.service.control.requests import (
     accepted,
     journaled,
     optional_int,
+    whole_numbers,
 )
 from shoe_controller.service.peers import Peer, os_user_note
 from shoe_controller.store.controller import Controller
@@ -56,12 +57,7 @@ class ShuffleDesk:
         return self._shuffle(request)
 
     def _findings(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
-        values = {}
-        for name in ("shoe", "against", "round", "after_seq"):
-            value = optional_int(request, name, low=0)
-            if value is None:
-                raise ControlError("bad_request", f"shuffle_report needs {name}: a whole number")
-            values[name] = value
+        values = whole_numbers(request, ("shoe", "against", "round", "after_seq"))
         final = request.get("final", False)
         if not isinstance(final, bool):
             raise ControlError("bad_request", "shuffle_report: final must be true or false")

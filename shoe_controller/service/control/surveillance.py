@@ -24,6 +24,7 @@ from shoe_controller.service.control.requests import (
     accepted,
     journaled,
     optional_int,
+    whole_numbers,
 )
 from shoe_controller.service.control.shuffle_desk import COMMANDS as SHUFFLE_COMMANDS
 from shoe_controller.service.control.shuffle_desk import ShuffleDesk
@@ -129,12 +130,7 @@ class SurveillanceDesk:
         return self._edge(request)
 
     def _report(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
-        values = {}
-        for name in ("shoe", "round", "after_seq"):
-            value = optional_int(request, name, low=0)
-            if value is None:
-                raise ControlError("bad_request", f"report needs {name}: a whole number")
-            values[name] = value
+        values = whole_numbers(request, ("shoe", "round", "after_seq"))
         for name in ("cards_left", "bets"):
             if not isinstance(request.get(name), Mapping):
                 raise ControlError("bad_request", f"report needs {name}: an object")
