@@ -3,7 +3,7 @@
 ``DeviceConnection`` runs one device on the daemon's asyncio loop without blocking it: the
 blocking reads and writes go to a private two-thread executor, the protocol object (the
 sans-I/O ``HostLink`` or a vendor ASCII adapter) is fed and polled on the loop, and what it
-produces comes out of the async iterator ``messages()`` (or ``run(handler)``). A port that
+produces comes out of the async iterator ``messages()``. A port that
 vanishes (unplug, closed pty, USB error) or a device silent for ``silence_timeout`` seconds
 (no frame) is reported through ``on_status`` and ``stats`` and reopened with backoff (0.5 s
 doubling to 10 s by default). The frame in flight is not lost: it stays in the protocol
@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from enum import Enum
@@ -32,6 +32,7 @@ from drivers.transports.base import (
     Transport,
     TransportError,
 )
+from shoe_controller.vocab.backoff import backoff_delay
 
 T = TypeVar("T")
 
@@ -121,21 +122,14 @@ class DeviceConnection(Generic[T]):
         self.stats.bytes_out += len(data)
 
     def stop(self) -> None:
-        """End ``messages()`` / ``run()`` after the current step."""
+        """End ``messages()`` after the current step."""
         self._stopping = True
         self.wake()
-
-    async def run(self, handler: Callable[[T], Awaitable[None] | None]) -> None:
-        """Call ``handler`` (plain or async) for every item until ``stop()``."""
-        async for item in self.messages():
-            result = handler(item)
-            if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
-                await result
 
     async def messages(self) -> AsyncIterator[T]:
         """Items from the device, across reconnects, until ``stop()``."""
         self._stopping = False
-        backoff = self.backoff_initial
+        failures = 0  # reopenings since the last healthy session
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="device-io") as pool:
             while not self._stopping:
                 healthy = False
@@ -159,12 +153,13 @@ class DeviceConnection(Generic[T]):
                         self._report(ConnectionStatus.LOST, str(exc))
                     finally:
                         await self._close(pool)
-                if healthy:
-                    backoff = self.backoff_initial
+                failures = 1 if healthy else failures + 1
                 if self._stopping:
                     break
-                await self._sleep(backoff)
-                backoff = min(backoff * 2, self.backoff_max)
+                # No jitter: a device has one host, nobody else retries in step with it.
+                await self._sleep(
+                    backoff_delay(failures, 0.0, self.backoff_initial, self.backoff_max)
+                )
         self._report(ConnectionStatus.STOPPED, None)
 
     # -- internals ------------------------------------------------------------------------

@@ -48,13 +48,6 @@ class Source:
     skipped: int = 0  # a dispute file's inputs of a shoe begun before its stretch
 
 
-def read_inputs(stream: TextIO, name: str) -> Iterator[Input]:
-    """The inputs of a JSON-lines stream; blank lines are skipped, a bad line stops with its
-    number."""
-    for number, obj in _objects(stream, name):
-        yield _input(obj, f"{name} line {number}")
-
-
 def _objects(stream: TextIO, name: str) -> Iterator[tuple[int, Any]]:
     for number, line in enumerate(stream, start=1):
         if not line.strip():

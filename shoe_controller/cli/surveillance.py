@@ -30,9 +30,9 @@ def surveillance_command(config_path: Path, socket_path: str | None) -> None:
     """
     from shoe_controller.companion.companion import (  # noqa: PLC0415 - numpy, when called
         Companion,
-        ReportRefused,
         nothing_to_watch,
     )
+    from shoe_controller.service.control_client import AnswerError  # noqa: PLC0415
 
     try:
         config = load(config_path)
@@ -59,5 +59,5 @@ def surveillance_command(config_path: Path, socket_path: str | None) -> None:
     signal.signal(signal.SIGINT, stop)
     try:
         companion.run()
-    except ReportRefused as error:
+    except AnswerError as error:
         raise click.ClickException(f"the controller refused: {error.text}") from None

@@ -16,12 +16,9 @@ restarted) analyses only the latest state; events that come together are analyse
 
 from __future__ import annotations
 
-import json
-import select
-import socket
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -36,24 +33,15 @@ from shoe_controller.game.surveillance.shuffle_watch import SLUG
 from shoe_controller.game.surveillance.sightings import ShoeSightings
 from shoe_controller.game.surveillance.slug_edge import next_round_worth
 from shoe_controller.service.config import Config
+from shoe_controller.service.control_client import AnswerError, Client, UnreachableError
 from shoe_controller.table.config import SHUFFLER_DEALER
+from shoe_controller.vocab.backoff import backoff_delay
 from shoe_controller.vocab.cards import Card, parse_card
 from shoe_controller.vocab.events import EventType
 
 log = structlog.get_logger("surveillance")
 
-TIMEOUT_S = 15.0
 RECONNECT_MIN_S, RECONNECT_MAX_S = 0.5, 10.0
-READ_BYTES = 65536
-
-
-class ReportRefused(Exception):  # noqa: N818 - an answer, not a crash
-    """The controller refused what the companion sent: `code` and `text` from its answer."""
-
-    def __init__(self, code: str, text: str) -> None:
-        super().__init__(f"{text} ({code})")
-        self.code = code
-        self.text = text
 
 
 # ---------------------------------------------------------------------- the analysis
@@ -147,59 +135,6 @@ def analyst_for(config: Config) -> Analyst:
     return Analyst(procedures.decks, pay_table(config.payouts), procedures.big_small_last_round)
 
 
-# ---------------------------------------------------------------------- the socket
-
-
-class Connection:
-    """One connection to the control socket: JSON lines both ways (docs/control.md)."""
-
-    def __init__(self, path: str, timeout: float = TIMEOUT_S) -> None:
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.settimeout(timeout)
-        try:
-            self._sock.connect(path)
-        except OSError:
-            self._sock.close()
-            raise
-        self._buffer = b""
-
-    def close(self) -> None:
-        self._sock.close()
-
-    def request(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        """Send one request; its result, or ReportRefused with the answer's error."""
-        self._sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
-        answer = self._line(block=True)
-        assert answer is not None
-        if not answer.get("ok"):
-            error = answer.get("error") or {}
-            raise ReportRefused(str(error.get("code")), str(error.get("text")))
-        return answer.get("result") or {}
-
-    def lines(self, wait: float | None) -> Iterator[dict[str, Any]]:
-        """The lines that are there now (after waiting up to `wait` s for the first)."""
-        line = self._line(block=False, wait=wait)
-        while line is not None:
-            yield line
-            line = self._line(block=False, wait=0.0)
-
-    def _line(self, *, block: bool, wait: float | None = None) -> dict[str, Any] | None:
-        while b"\n" not in self._buffer:
-            if not block:
-                readable, _, _ = select.select([self._sock], [], [], wait)
-                if not readable:
-                    return None
-            data = self._sock.recv(READ_BYTES)
-            if not data:
-                raise ConnectionError("the controller closed the connection")
-            self._buffer += data
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        value = json.loads(line)
-        if not isinstance(value, dict):
-            raise ConnectionError("the controller sent a line that is not an object")
-        return value
-
-
 class Companion:
     """Follows one controller's events and reports each next round (the process's loop)."""
 
@@ -222,28 +157,30 @@ class Companion:
 
     def run(self) -> None:
         """Follow and report until stopped; a lost controller is reached again (backoff)."""
-        delay = RECONNECT_MIN_S
+        failures = 0  # sessions that ended since the last one that ran its course
         while not self._stopped:
+            # No jitter: one companion, one controller; nobody else retries in step.
+            delay = backoff_delay(failures + 1, 0.0, RECONNECT_MIN_S, RECONNECT_MAX_S)
             try:
                 self._session()
-                delay = RECONNECT_MIN_S
-            except ReportRefused as error:
+                failures, delay = 0, RECONNECT_MIN_S
+            except AnswerError as error:
                 if error.code == "not_authorized":
                     raise
                 log.warning("controller refused", code=error.code, text=error.text)
-            except (OSError, ConnectionError, ValueError) as error:
+            except (UnreachableError, OSError, ValueError) as error:
                 log.warning("controller not reachable", error=str(error), retry_s=delay)
             if self._stopped:
                 return
             time.sleep(delay)
-            delay = min(RECONNECT_MAX_S, delay * 2)
+            failures += 1
 
     def _session(self) -> None:
         """One stretch with the controller: catch up on the shoe in play, then follow."""
         self.analyst = analyst_for(self._config)  # every session starts from the journal
         self.shuffle = ShuffleAnalyst(self._config.procedures.decks)
         after = self._start_after()
-        following = Connection(self._path)
+        following = Client(self._path)
         try:
             first = following.request({"cmd": "events", "follow": True, "after": after})
             live_from = int(first.get("from_seq", 0))
@@ -277,7 +214,7 @@ class Companion:
     def _ask(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """One request on a fresh connection (a report may come minutes after the last one:
         longer than the socket lets a connection idle)."""
-        connection = Connection(self._path)
+        connection = Client(self._path)
         try:
             return connection.request(request)
         finally:
@@ -289,7 +226,7 @@ class Companion:
             return
         try:
             result: Mapping[str, Any] | None = self._ask(request)
-        except ReportRefused as error:
+        except AnswerError as error:
             if error.code != "stale":
                 raise
             log.debug("report stale", shoe=request["shoe"], text=error.text)
@@ -308,7 +245,7 @@ class Companion:
         add_slug_worth(request, self.analyst)
         try:
             result = self._ask(request)
-        except ReportRefused as error:
+        except AnswerError as error:
             if error.code != "stale":
                 raise
             log.debug("shuffle findings stale", shoe=request["shoe"], text=error.text)

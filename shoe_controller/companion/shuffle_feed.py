@@ -27,26 +27,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from shoe_controller.game.shoe_cards import hands, public_card
 from shoe_controller.game.surveillance.shuffle_watch import (
     SLUG_ENDED,
     ShuffleWatch,
     Slug,
     SlugNotice,
 )
-from shoe_controller.vocab.cards import Card, CardError, parse_card
+from shoe_controller.vocab.cards import Card
 from shoe_controller.vocab.events import EventType
 
 ROUND_ENDS = (EventType.ROUND_RESULT, EventType.ROUND_VOIDED)
-
-
-def _card(value: Any) -> Card | None:
-    """A public card named by an event, or None (not shown, or damaged: unseen)."""
-    if value is None:
-        return None
-    try:
-        return parse_card(value)
-    except (CardError, TypeError, AttributeError):
-        return None
 
 
 class ShoeOrder:
@@ -78,17 +69,16 @@ class ShoeOrder:
             self._dealing = True
             return self._flush()
         elif kind == EventType.CARD_DEALT:
-            self._dealt(data.get("position"), _card(data.get("card")))
+            self._dealt(data.get("position"), public_card(data.get("card")))
         elif kind == EventType.CARD_REVEALED:
-            self._reveal(data.get("position"), _card(data.get("card")))
+            self._reveal(data.get("position"), public_card(data.get("card")))
         elif kind == EventType.CARD_EXTRA:
-            card = _card(data.get("card"))
+            card = public_card(data.get("card"))
             self._extras[card] += 1  # unnamed too (R15): the burn names it no better
             self._taken_out(card)
         elif kind in ROUND_ENDS:
             if kind == EventType.ROUND_RESULT:
-                self._from_hands("P", data.get("player") or ())
-                self._from_hands("B", data.get("banker") or ())
+                self._from_hands(hands(data.get("player"), data.get("banker")))
             if isinstance(event.get("round"), int):
                 self.last_round = event["round"]
             self._dealing = False
@@ -99,7 +89,7 @@ class ShoeOrder:
         return []
 
     def _burned(self, data: Mapping[str, Any]) -> list[Card | None]:
-        named = [_card(value) for value in data.get("cards") or ()]
+        named = [public_card(value) for value in data.get("cards") or ()]
         count = data.get("count")
         if isinstance(count, int) and count > len(named) and not self._extras:
             named += [None] * (count - len(named))  # burned face down: unseen
@@ -137,12 +127,12 @@ class ShoeOrder:
                 entry[1] = card if card is not None else entry[1]
                 return
 
-    def _from_hands(self, side: str, hand: Iterable[Any]) -> None:
+    def _from_hands(self, final: Mapping[str, Card | None]) -> None:
         """A squeezed card never revealed: its identity from the result's hands (public)."""
-        for number, value in enumerate(hand, start=1):
+        for position, card in final.items():
             for entry in self._round:
-                if entry[0] == f"{side}{number}" and entry[1] is None:
-                    entry[1] = _card(value)
+                if entry[0] == position and entry[1] is None:
+                    entry[1] = card
 
     def _flush(self) -> list[Card | None]:
         cards, self._round = [card for _, card in self._round], []
@@ -154,7 +144,7 @@ class ShoeOrder:
             if isinstance(entry, Mapping) and isinstance(entry.get("seq"), int):
                 uid = entry.get("uid")
                 if isinstance(uid, str):
-                    self._tags[entry["seq"]] = (_card(entry.get("card")), uid)
+                    self._tags[entry["seq"]] = (public_card(entry.get("card")), uid)
 
     def _place(self, cards: list[Card | None]) -> list[Card | None]:
         # A tag is taken only for the card the table named at that place: an order that went

@@ -23,16 +23,16 @@ import aio_pika.abc
 import aio_pika.exceptions
 import aiormq.exceptions
 
-from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp_nodes import AMQP, NodeLink, Nodes, node_name, safe_url
 from shoe_controller.delivery.broker_target import (
     HEADER_SEQ,
     AmqpConfigError,
     BrokerConfig,
+    BrokerSink,
     routing_key,
     signed_message,
 )
-from shoe_controller.delivery.sink import Confirmed, RetryableError, Sink
+from shoe_controller.delivery.sink import Confirmed, RetryableError
 from shoe_controller.store.journal import OutboxEvent
 
 __all__ = ["HEADER_SEQ", "AmqpConfig", "AmqpConfigError", "AmqpSink", "routing_key", "safe_url"]
@@ -110,25 +110,19 @@ class BrokerLink(NodeLink):
             self._close_later(connection)
 
 
-class AmqpSink(Sink):
+class AmqpSink(BrokerSink[AmqpConfig, BrokerLink]):
     """Delivers one sink's backlog to one broker exchange (one node of a cluster at a time)."""
 
     kind = "amqp"
     resync_key = "delivered_through"
 
-    def __init__(self, name: str, backlog: Any, config: AmqpConfig, **options: Any) -> None:
-        super().__init__(name, backlog, backoff=config.backoff, **options)
-        self._config = config
-        self._key = pushapi.SigningKey.from_file(config.key_file)
-        config.connect_options()  # a password file that cannot be read: refuse at start
-        self._link = BrokerLink(config, Nodes(config.nodes, self._rand), self._log)
+    def _link_for(self, config: AmqpConfig, nodes: Nodes) -> BrokerLink:
+        config.connect_options()
+        return BrokerLink(config, nodes, self._log)
 
     @property
     def target(self) -> str:
         return f"{self._config} exchange {self._config.exchange}"
-
-    def _batch_size(self) -> int:
-        return self._config.window
 
     def _endpoint(self) -> dict[str, Any] | None:
         return self._link.nodes.to_json()
@@ -187,9 +181,6 @@ class AmqpSink(Sink):
             app_id="shoe-controller",
             headers=headers,
         )
-
-    async def _close(self) -> None:
-        await self._link.close()  # each connection's close takes its own failure (NodeLink)
 
 
 def _refused(refusals: list[tuple[str, BaseException]], exchange: str) -> RetryableError:

@@ -34,15 +34,14 @@ from rstream.exceptions import (
 )
 from rstream.recovery import BackOffRecoveryStrategy
 
-from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp_nodes import (
     STREAM,
     NodeLink,
     Nodes,
     node_name,
 )
-from shoe_controller.delivery.broker_target import BrokerConfig, signed_message
-from shoe_controller.delivery.sink import Confirmed, RetryableError, Sink
+from shoe_controller.delivery.broker_target import BrokerConfig, BrokerSink, signed_message
+from shoe_controller.delivery.sink import Confirmed, RetryableError
 from shoe_controller.store.journal import OutboxEvent
 
 HEADER_TYPE = "X-Shoe-Type"  # the event type: AMQP 1.0 has no `type` property
@@ -128,27 +127,24 @@ class StreamLink(NodeLink):
             self._close_later(producer)
 
 
-class StreamSink(Sink):
+class StreamSink(BrokerSink[StreamConfig, StreamLink]):
     """Delivers one sink's backlog to one RabbitMQ stream, duplicates dropped by the broker."""
 
     kind = "amqp-stream"
     resync_key = "stored_through"
 
     def __init__(self, name: str, backlog: Any, config: StreamConfig, **options: Any) -> None:
-        super().__init__(name, backlog, backoff=config.backoff, **options)
-        self._config = config
-        self._key = pushapi.SigningKey.from_file(config.key_file)
-        config.producer_options()  # a password file that cannot be read: refuse at start
-        self._link = StreamLink(config, Nodes(config.nodes, self._rand), self._log)
+        super().__init__(name, backlog, config, **options)
         self.sent_again = 0  # events sent more than once (the broker stored each once)
         self._sent_through = 0
+
+    def _link_for(self, config: StreamConfig, nodes: Nodes) -> StreamLink:
+        config.producer_options()
+        return StreamLink(config, nodes, self._log)
 
     @property
     def target(self) -> str:
         return f"{self._config} stream {self._config.stream} producer {self._link.reference}"
-
-    def _batch_size(self) -> int:
-        return self._config.window
 
     def _endpoint(self) -> dict[str, Any] | None:
         return {**self._link.nodes.to_json(), "sent_again": self.sent_again}
@@ -215,9 +211,6 @@ class StreamSink(Sink):
         )
         message.publishing_id = item.seq  # rstream's constructor does not take it (1.1.1)
         return message
-
-    async def _close(self) -> None:
-        await self._link.close()  # each connection's close takes its own failure (NodeLink)
 
 
 def _retryable(error: BaseException, stream: str) -> RetryableError:

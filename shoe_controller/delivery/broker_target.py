@@ -1,5 +1,6 @@
 """What the two broker sinks share, the exchange's (amqp.py) and the stream's (amqp_stream.py):
-the nodes and the login to reach each, the routing key, and each message's signed body.
+the nodes and the login to reach each, the routing key, each message's signed body, and the
+sink's set-up and close (`BrokerSink`).
 
 No client library here: each sink turns a `Login` into its client's keywords, and a signed
 message into its client's message.
@@ -7,17 +8,18 @@ message into its client's message.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import json
 import ssl
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from yarl import URL
 
 from shoe_controller.delivery import pushapi
-from shoe_controller.delivery.amqp_nodes import DEFAULT_PORTS, node_urls, safe_url
-from shoe_controller.delivery.sink import Backoff
+from shoe_controller.delivery.amqp_nodes import DEFAULT_PORTS, NodeLink, Nodes, node_urls, safe_url
+from shoe_controller.delivery.sink import Backoff, Sink
 from shoe_controller.delivery.tls import client_context
 from shoe_controller.store.records import OutboxEvent
 
@@ -117,3 +119,29 @@ def signed_message(
     ).encode("utf-8")
     signed = pushapi.signed_headers(key, controller_id, at, body)
     return body, {HEADER_SEQ: item.seq, **{name: signed[name] for name in pushapi.SIGNED_HEADERS}}
+
+
+C = TypeVar("C", bound=BrokerConfig)
+L = TypeVar("L", bound=NodeLink)
+
+
+class BrokerSink(Sink, Generic[C, L]):
+    """A sink to a broker's nodes: its signing key and login checked at start, the link that
+    goes from node to node, a window of messages at once, and the link closed at the end."""
+
+    def __init__(self, name: str, backlog: Any, config: C, **options: Any) -> None:
+        super().__init__(name, backlog, backoff=config.backoff, **options)
+        self._config = config
+        self._key = pushapi.SigningKey.from_file(config.key_file)
+        self._link = self._link_for(config, Nodes(config.nodes, self._rand))
+
+    @abc.abstractmethod
+    def _link_for(self, config: C, nodes: Nodes) -> L:
+        """The client's link to `nodes`, once its login options are read (a password file
+        that cannot be read refuses the sink at start)."""
+
+    def _batch_size(self) -> int:
+        return self._config.window
+
+    async def _close(self) -> None:
+        await self._link.close()  # each connection's close takes its own failure (NodeLink)

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Protocol
 import structlog
 
 from shoe_controller.store.journal import JournalError, OutboxEvent
+from shoe_controller.vocab.backoff import backoff_delay
 
 
 class Backlog(Protocol):
@@ -49,14 +50,6 @@ class Backoff:
 
     def delay(self, failures: int, rand: float) -> float:
         return backoff_delay(failures, rand, self.min_s, self.max_s)
-
-
-def backoff_delay(failures: int, rand: float, minimum: float, maximum: float) -> float:
-    """Seconds to wait after `failures` consecutive failures (≥ 1): doubling from `minimum`
-    up to `maximum`, then jittered down by up to half (`rand` in [0, 1)) so that many
-    controllers do not retry in step, and never below `minimum`."""
-    capped = min(maximum, minimum * 2 ** min(failures - 1, 64))
-    return max(minimum, capped * (1.0 - rand / 2))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
 from shoe_controller.game.roads import ROWS, RoundResult, roads_json
-from shoe_controller.vocab.cards import RANK_LETTERS, CardError, parse_card, points
+from shoe_controller.game.shoe_cards import POSITIONS, RoundCards, ShoeCards
+from shoe_controller.vocab.cards import RANK_LETTERS, Card, points
 from shoe_controller.vocab.events import EventType
-
-POSITIONS = ("P1", "B1", "P2", "B2", "P3", "B3")
 
 
 class Change(Enum):
@@ -70,39 +69,38 @@ class EventLike(Protocol):
 
 @dataclass
 class _Round:
-    """A round as the events showed it; `cards` holds None for a card not named (R15)."""
+    """A round as the events showed it; its cards hold None for a card not named (R15)."""
 
     number: int
+    cards: RoundCards
     trial: bool = False
-    cards: dict[str, str | None] = field(default_factory=dict)
     result: Mapping[str, Any] | None = None
     voided: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        cards = {position: self.cards[position] for position in POSITIONS if position in self.cards}
-        cards.update({key: card for key, card in self.cards.items() if key not in POSITIONS})
+        taken = self.cards.taken()
+        names = {key: None if card is None else str(card) for key, card in taken.items()}
+        cards = {position: names[position] for position in POSITIONS if position in names}
+        cards.update({key: card for key, card in names.items() if key not in POSITIONS})
         result = self.result
         return {
             "number": self.number,
             "trial": self.trial,
             "cards": cards,
-            "player_total": result["player_total"] if result else _total(cards, "P"),
-            "banker_total": result["banker_total"] if result else _total(cards, "B"),
+            "player_total": result["player_total"] if result else _total(taken, "P"),
+            "banker_total": result["banker_total"] if result else _total(taken, "B"),
             "winner": result.get("winner") if result else None,
             "natural": result.get("natural") if result else None,
             "voided": self.voided,
         }
 
 
-def _total(cards: Mapping[str, str | None], side: str) -> int | None:
+def _total(cards: Mapping[str, Card | None], side: str) -> int | None:
     """A hand's points while it is dealt, when every one of its cards is public."""
     hand = [card for position, card in cards.items() if position.startswith(side)]
     if not hand or any(card is None for card in hand):
         return None
-    try:
-        return sum(points(parse_card(card)) for card in hand if card is not None) % 10
-    except CardError:
-        return None
+    return sum(points(card) for card in hand if card is not None) % 10
 
 
 class Board:
@@ -124,8 +122,7 @@ class Board:
         self._results: dict[int, RoundResult] = {}  # round number -> result (real rounds)
         self._rounds: dict[int, _Round] = {}
         self._current: _Round | None = None  # the round dealt last (shown until the next)
-        self._burned = 0
-        self._burned_known: Counter[str] = Counter()
+        self._cards = ShoeCards()
         self._dealt_at_end: int | None = None
 
     # ------------------------------------------------------------------ feeding
@@ -163,8 +160,7 @@ class Board:
                 self._total = total
             return Change.ROUND
         if kind == EventType.SHOE_BURNED:
-            self._burned += _count(data.get("count"), len(data.get("cards") or []))
-            self._burned_known.update(_known(data.get("cards")))
+            self._cards.feed(kind, number, data)
             return Change.ROUND
         if kind == EventType.SHOE_ENDED:
             self.ended = True
@@ -174,28 +170,24 @@ class Board:
         if number is None:
             return Change.NOTHING
         if kind == EventType.ROUND_STARTED:
-            self._current = self._rounds[number] = _Round(number, trial=bool(data.get("trial")))
+            self._cards.feed(kind, number, data)
+            self._current = self._rounds[number] = _Round(
+                number, self._cards.round(number), trial=bool(data.get("trial"))
+            )
             return Change.ROUND
         current = self._round(number)
-        if kind == EventType.CARD_DEALT:
-            current.cards[str(data.get("position"))] = _card(data.get("card"))
-            return Change.ROUND
-        if kind == EventType.CARD_REVEALED:
-            current.cards[str(data.get("position"))] = _card(data.get("card"))
+        # A round's cards: by position, the result's final hands, a void's every card.
+        self._cards.feed(kind, number, data)
+        if kind in (EventType.CARD_DEALT, EventType.CARD_REVEALED):
             return Change.ROUND
         if kind == EventType.ROUND_RESULT:
             current.result = dict(data)
-            # The result's hands are final (after corrections or a re-arrangement).
-            current.cards = _hands(data.get("player"), data.get("banker"))
             if current.trial:
                 return Change.ROUND  # a trial round is not on the road (R2.3)
             self._results[number] = RoundResult.from_mapping({**data, "round": number})
             return Change.ROADS
         if kind == EventType.ROUND_VOIDED:  # the last of SHOWN
             current.voided = str(data.get("reason"))
-            cards = data.get("cards")
-            if isinstance(cards, list):  # every card the round took, placed or queued
-                current.cards = {f"#{index}": _card(card) for index, card in enumerate(cards, 1)}
             current.result = None
             # A round voided after its result (R10.4) leaves the road.
             return Change.ROADS if self._results.pop(number, None) else Change.ROUND
@@ -204,7 +196,7 @@ class Board:
     def _round(self, number: int) -> _Round:
         found = self._rounds.get(number)
         if found is None:  # its round.started was before what was read
-            found = self._rounds[number] = _Round(number)
+            found = self._rounds[number] = _Round(number, self._cards.round(number))
             self._current = found
         return found
 
@@ -234,14 +226,14 @@ class Board:
     def stats(self) -> dict[str, Any]:
         """docs/spec-roads.md's shoe statistics: results, pairs, naturals, and the cards."""
         results = self.results
-        counts: Counter[str] = Counter()
+        counts: Counter[Card] = Counter(self._cards.burned)
         for round_ in self._rounds.values():
-            counts.update(card for card in round_.cards.values() if card is not None)
+            counts.update(round_.cards.named())
         known: Counter[str] = Counter()
-        for card, count in (counts + self._burned_known).items():
-            known[card[0]] += count
-        in_rounds = sum(len(round_.cards) for round_ in self._rounds.values())
-        dealt = self._burned + in_rounds
+        for card, count in counts.items():
+            known[RANK_LETTERS[card.rank - 1]] += count
+        in_rounds = sum(len(round_.cards.taken()) for round_ in self._rounds.values())
+        dealt = self._cards.burned_count + in_rounds
         if self._dealt_at_end is not None:
             dealt = self._dealt_at_end  # the table's own count, when the shoe ended
         total = self._total
@@ -278,29 +270,3 @@ class Board:
             "stats": self.stats(),
             "round": self.round_json(),
         }
-
-
-def _card(card: Any) -> str | None:
-    """A card as the event names it (None: not named, R15); anything else is not a card."""
-    if not isinstance(card, str):
-        return None
-    try:
-        return str(parse_card(card))
-    except CardError:
-        return None
-
-
-def _known(cards: Any) -> list[str]:
-    return [name for name in map(_card, cards or []) if name is not None]
-
-
-def _count(value: Any, fallback: int) -> int:
-    return value if isinstance(value, int) and value >= 0 else fallback
-
-
-def _hands(player: Any, banker: Any) -> dict[str, str | None]:
-    cards: dict[str, str | None] = {}
-    for prefix, hand in (("P", player), ("B", banker)):
-        for index, card in enumerate(hand if isinstance(hand, list) else [], start=1):
-            cards[f"{prefix}{index}"] = _card(card)
-    return {position: cards[position] for position in POSITIONS if position in cards}

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
+from drivers.session.spec import DeviceTimings
 from drivers.translate.registry import DeckRegistry
 from drivers.translate.shuffler import ShufflerTranslator
 from shoe_controller import __version__
@@ -28,7 +29,7 @@ from shoe_controller.delivery.sink import Sink, SinkFault
 from shoe_controller.service import journal_lock, logs, sink_kinds
 from shoe_controller.service.config import Config, ConfigError, load
 from shoe_controller.service.control import ControlError, ControlServer, ControlService
-from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError, Store
+from shoe_controller.service.devices import DeviceRunner, StorageFailedError, Store
 from shoe_controller.service.health import summary
 from shoe_controller.service.inbound import serve_api
 from shoe_controller.service.looplag import LoopLag
@@ -70,7 +71,7 @@ class Daemon:
         *,
         clock: Callable[[], float] = time.time,
         notifier: Notifier | None = None,
-        device_options: DeviceOptions | None = None,
+        device_options: DeviceTimings | None = None,
         usb_backend: Any = None,
         config_path: Path | None = None,
         registries: Mapping[str, DeckRegistry] | None = None,

@@ -30,10 +30,6 @@ from shoe_controller.vocab.inputs import CardDrawn, Input
 
 log = structlog.get_logger("devices")
 
-# The daemon's name for the drivers' timings of the reference protocol and docs/spec-protocol.md's
-# silence and backoff (daemon.py and the test kits pass them in).
-DeviceOptions = DeviceTimings
-
 
 @dataclass(frozen=True, slots=True)
 class CardTimes:
@@ -69,7 +65,7 @@ class Store(Protocol):
     def __call__(self, inputs: Sequence[Input], link_state: Mapping[str, Any] | None) -> None: ...
 
 
-def device_spec(name: str, section: DeviceSection, options: DeviceOptions) -> DeviceSpec:
+def device_spec(name: str, section: DeviceSection, options: DeviceTimings) -> DeviceSpec:
     """A configured device in the drivers' terms."""
     address: Address = section.port
     if section.usb:
@@ -96,7 +92,7 @@ class DeviceRunner:
         saved_state: Mapping[str, Any] | None,
         *,
         history: Iterable[Input] = (),
-        options: DeviceOptions | None = None,
+        options: DeviceTimings | None = None,
         clock: Callable[[], float] = time.time,
         usb_backend: Any = None,
         registry: DeckRegistry | None = None,
@@ -112,7 +108,7 @@ class DeviceRunner:
         if registry is None and section.registry:  # the daemon hands on preflight's
             registry = DeckRegistry.load(Path(section.registry))
         self.session = DeviceSession(
-            device_spec(name, section, options or DeviceOptions()),
+            device_spec(name, section, options or DeviceTimings()),
             registry=registry,
             saved_state=saved_state,
             history=history,

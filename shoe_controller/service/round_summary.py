@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shoe_controller.game.shoe_cards import RoundCards, hands
 from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.events import EventType
 
@@ -43,13 +44,13 @@ def summarize_round(
         "refused_commands": 0,
         "supervisor_actions": [],
     }
-    cards: dict[str, str | None] = summary["cards"]
+    dealt = RoundCards()  # the cards by position as they were dealt and revealed
     for event in events:
         data = event.data
-        if event.type == EventType.ROUND_STARTED:
+        if event.type in (EventType.CARD_DEALT, EventType.CARD_REVEALED):
+            dealt.feed(event.type, data)
+        elif event.type == EventType.ROUND_STARTED:
             summary["trial"] = bool(data.get("trial"))
-        elif event.type in (EventType.CARD_DEALT, EventType.CARD_REVEALED):
-            cards[data["position"]] = data.get("card")
         elif event.type == EventType.ROUND_RESULT:
             summary["status"] = "result"
             summary["ended_at"] = event.at
@@ -68,10 +69,13 @@ def summarize_round(
             summary["refused_commands" if refused else "alerts"] += 1
         elif event.type == EventType.SUPERVISOR_ACTION:
             summary["supervisor_actions"].append(data.get("action"))
-    if summary["status"] == "result":
-        # The result's hands are final (after corrections or re-arrangement).
-        summary["cards"] = _cards_from_hands(summary["player"], summary["banker"])
-    elif (
+    # The result's hands are final (after corrections or re-arrangement).
+    final = summary["status"] == "result"
+    cards = hands(summary["player"], summary["banker"]) if final else dealt.positions
+    summary["cards"] = {
+        position: None if card is None else str(card) for position, card in cards.items()
+    }
+    if (
         summary["status"] == "in_progress"
         and live is not None
         and live.get("number") == summary["round"]
@@ -81,12 +85,3 @@ def summarize_round(
             for position, card in (live.get("cards") or {}).items()
         }
     return summary
-
-
-def _cards_from_hands(player: Any, banker: Any) -> dict[str, str | None]:
-    cards: dict[str, str | None] = {}
-    for prefix, hand in (("P", player), ("B", banker)):
-        for index, card in enumerate(hand or [], start=1):
-            cards[f"{prefix}{index}"] = card
-    order = ["P1", "B1", "P2", "B2", "P3", "B3"]
-    return {position: cards[position] for position in order if position in cards}

@@ -171,6 +171,33 @@ def report_problem(report: SurveillanceReport) -> str | None:
     return None
 
 
+def wrong_shoe(book_number: int, book_open: bool, report: SurveillanceReport) -> str | None:
+    """Why a report is not for the shoe in the book (another shoe, or none open), or None."""
+    if book_open and report.shoe == book_number:
+        return None
+    where = f"shoe {book_number} is open" if book_open else "no shoe is open"
+    return f"surveillance report for shoe {report.shoe}: {where}"
+
+
+def not_newer(watch: EdgeWatch, report: SurveillanceReport) -> str | None:
+    """Why a report is not newer than the shoe's last one, or None."""
+    latest = watch.latest
+    if latest is None or report.after_seq > latest.after_seq:
+        return None
+    return (
+        f"surveillance report after seq {report.after_seq} is not newer than the last"
+        f" one (after seq {latest.after_seq})"
+    )
+
+
+def freshness_problem(
+    book_number: int, book_open: bool, watch: EdgeWatch, report: SurveillanceReport
+) -> str | None:
+    """Why a report comes too late for the shoe in the book, or None: another shoe, or not
+    newer than the last one (a companion catching up sends such reports)."""
+    return wrong_shoe(book_number, book_open, report) or not_newer(watch, report)
+
+
 def summary(watch: EdgeWatch) -> dict[str, dict[str, Any]]:
     """Per bet, over the shoe's rounds (the last report of each round counts): in how many
     the player was favoured (edge > 0) and above the threshold, the first such round, and

@@ -1,1 +1,2 @@
-"""The vocabulary every layer may import: cards, inputs, events, protocol codes."""
+"""The vocabulary every layer may import: cards, inputs, events, protocol codes, and the one
+backoff."""

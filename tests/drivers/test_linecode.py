@@ -7,7 +7,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from shoe_testkit.driver import feed, feed_in_random_chunks, read_pty
+from shoe_testkit.device_kit import feed, feed_in_random_chunks, read_pty
 
 from drivers.adapters import GARBLED, CardRead, GarbledRead, Reading
 from drivers.adapters.linecode import MAX_LINE, LineCodeAdapter, encode_card

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from shoe_testkit.driver import encode_message
+from shoe_testkit.device_kit import encode_message
 
 from drivers.wire.fields import is_reliable
 from drivers.wire.messages import (

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from shoe_testkit.driver import encode_message
+from shoe_testkit.device_kit import encode_message
 
 from drivers.adapters import GARBLED
 from drivers.monitor import Monitor, describe, input_record

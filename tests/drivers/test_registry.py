@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from shoe_testkit.driver import incomplete_decks
+from shoe_testkit.device_kit import incomplete_decks
 
 from drivers.translate.registry import DeckRegistry, RegisteredCard, RegistryError, normalize_uid
 from shoe_controller.vocab.cards import Card, Suit, full_deck, parse_card

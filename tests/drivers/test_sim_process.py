@@ -7,7 +7,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from shoe_testkit.driver import collect, counters, disturbed_once, watched_connection
+from shoe_testkit.device_kit import collect, counters, disturbed_once, watched_connection
 
 from drivers.sim.control import ControlError
 from drivers.sim.process import SimProcess

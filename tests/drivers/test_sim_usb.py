@@ -7,7 +7,13 @@ import asyncio
 import pytest
 import usb.core
 import usb.util
-from shoe_testkit.driver import collect, counters, disturbed_once, optical_shoe, watched_connection
+from shoe_testkit.device_kit import (
+    collect,
+    counters,
+    disturbed_once,
+    optical_shoe,
+    watched_connection,
+)
 
 from drivers.sim.usb import BULK_IN, BULK_OUT, VirtualUsbBackend, VirtualUsbDevice
 from drivers.transports.base import TransportError

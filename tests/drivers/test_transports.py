@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from shoe_testkit.driver import (
+from shoe_testkit.device_kit import (
     GUARD,
     collect,
     counters,

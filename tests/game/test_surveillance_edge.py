@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from shoe_testkit.odds_reference import rounds
 from shoe_testkit.perfect_dealer import deal_shoe
 
-from shoe_controller.companion.companion import Analyst
 from shoe_controller.game.odds import CARD_KINDS, Composition
 from shoe_controller.game.payouts import DEFAULT_PAY_TABLE, Bet, Result, pay_table, settle
 from shoe_controller.game.rules import outcome
@@ -262,15 +261,6 @@ def _named_cards(event: dict) -> list[Card]:
     return [parse_card(value) for value in values if isinstance(value, str)]
 
 
-def test_composition_leaves_none_of_a_card_seen_too_often() -> None:
-    analyst = Analyst(1, DEFAULT_PAY_TABLE, 20)
-    sightings = ShoeSightings(1)
-    sightings.feed(_event("shoe.burned", 1, {"cards": ["AS", "AS"]}))  # a confirmed duplicate
-    composition = analyst.composition(sightings.seen())
-    assert composition.card_counts[parse_card("AS").index] == 0
-    assert composition.total == 51
-
-
 def test_a_bet_that_cannot_win_on_these_cards_shows_its_pay_table_amount() -> None:
     # Six cards worth 0: every round is a tie of naturals-less zeros, no side wins.
     names = ("TS", "JS", "QS", "KS", "TH", "JH")
@@ -287,23 +277,6 @@ def test_a_bet_that_cannot_win_on_these_cards_shows_its_pay_table_amount() -> No
     }
     tie = edges["tie"]
     assert tie.to_json() == {"probability": 1.0, "payout": 9.0, "player_edge": 9.0}  # R14.2
-
-
-def test_the_report_names_its_shoe_round_and_the_event_it_is_after() -> None:
-    analyst = Analyst(8, DEFAULT_PAY_TABLE, 20)
-    for event in [
-        _event("shoe.shuffled", 40, {}),
-        _event("round.started", 41, {}, 1),  # no trial flag: a real round
-        _event("round.result", 42, {"player": ["AS", "8D"], "banker": ["4C", "3H"]}, 1),
-    ]:
-        analyst.feed({**event, "shoe": 4})
-    report = analyst.report()
-    assert report is not None
-    assert (report["shoe"], report["round"], report["after_seq"]) == (4, 2, 42)
-    assert report["cards_left"]["A"] == 31
-    assert analyst.shoes[4].basis is not None
-    assert analyst.shoes[4].basis.real_rounds == 1
-    assert analyst.shoes[4].basis.seen == analyst.shoes[4].seen()
 
 
 def test_nothing_is_due_before_an_event_that_calls_for_it() -> None:

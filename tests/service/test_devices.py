@@ -5,20 +5,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import struct
 import tty
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from drivers.adapters.beetek import encode_card, encode_unreadable
+from drivers.session.spec import DeviceTimings
 from drivers.sim.base import SimConfig
 from drivers.sim.devices import make_device
 from drivers.sim.pty import SimRunner
-from drivers.wire.messages import DeviceKind
+from drivers.wire.messages import DeviceKind, Fault, Severity
 from shoe_controller.service.config import DeviceSection
-from shoe_controller.service.devices import DeviceOptions, DeviceRunner, StorageFailedError
+from shoe_controller.service.devices import DeviceRunner, StorageFailedError
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
 from shoe_controller.table.config import TableConfig
@@ -26,6 +29,7 @@ from shoe_controller.vocab.cards import parse_card
 from shoe_controller.vocab.inputs import (
     CardDrawn,
     DeviceConnected,
+    DeviceFault,
     DeviceLost,
     Input,
     TableSettings,
@@ -117,7 +121,7 @@ def test_a_lost_device_is_reported_once_the_journal_takes_it_again(beetek: Beete
             raise StorageFailedError("disk full (test)")
         beetek.store_all(inputs, link_state)
 
-    options = DeviceOptions(backoff_initial=0.02, backoff_max=0.05)
+    options = DeviceTimings(backoff_initial=0.02, backoff_max=0.05)
     runner = DeviceRunner("scanner", beetek.section, store, None, options=options)
 
     async def scenario() -> None:
@@ -203,3 +207,61 @@ def test_a_shuffler_dealer_on_the_scanner_section_is_shown_the_tables_lights(
         assert shown() == (5, 2)
     finally:
         sim.stop()
+
+
+class _RawTextFault(Fault):
+    """A FAULT whose text field carries bytes as given, UTF-8 or not (a device's firmware
+    may send anything)."""
+
+    raw: ClassVar[bytes] = b""
+
+    def encode_payload(self) -> bytes:
+        return struct.pack("<HB", self.code, self.severity) + bytes((len(self.raw),)) + self.raw
+
+
+def test_no_text_a_device_sends_ends_its_task(tmp_path: Path) -> None:
+    # The journal refuses (RecordInvalid, a ValueError the device path does not catch) text
+    # that is not valid Unicode. A device's text reaches it only through the reference
+    # protocol's strict UTF-8 (the vendor ASCII shoes' bytes are read as Latin-1, always
+    # valid): any valid text is stored as sent, a text that is not UTF-8 (a lone surrogate's
+    # bytes) is refused at the link, and the device is read on.
+    sim = SimRunner(make_device(SimConfig(autoload=False)), link_path=tmp_path / "shoe.tty").start()
+    journal = Journal.open(tmp_path / "journal.db", "tbl-01-shoe")
+    controller = Controller(TableConfig(), journal)
+    section = DeviceSection(port=str(tmp_path / "shoe.tty"), kind="optical")
+
+    def store(inputs, link_state) -> None:  # type: ignore[no-untyped-def]
+        controller.submit_many(inputs, None if link_state is None else {"scanner": link_state})
+
+    runner = DeviceRunner("scanner", section, store, None)
+    odd = "\x00\x7f\u00e9\u2028\U0001f0a1" + "x" * 200  # NUL, DEL, a line separator, a card
+    surrogate = type("SurrogateFault", (_RawTextFault,), {"raw": b"\xed\xa0\x80"})
+
+    def faults() -> list[DeviceFault]:
+        return [
+            item
+            for step in journal.reads.replay_steps(from_input=1)
+            if isinstance(item := input_from_json(step.input), DeviceFault)
+        ]
+
+    async def scenario() -> None:
+        task = asyncio.create_task(runner.run())
+        await until(lambda: runner.status == "connected")
+        sim.call(lambda device: device.send(Fault(0x0101, Severity.WARNING, odd)))
+        sim.call(lambda device: device.send(surrogate(0x0102, Severity.WARNING)))
+        sim.call(lambda device: device.send(Fault(0x0103, Severity.WARNING, "after")))
+        await until(lambda: len(faults()) >= 2 or task.done())
+        assert not task.done(), task.exception()
+        runner.stop()
+        await asyncio.wait_for(task, GUARD_S)
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), GUARD_S))
+        stored = [(fault.code, fault.text) for fault in faults()]
+    finally:
+        sim.stop()
+        journal.close()
+    assert stored == [(0x0101, odd), (0x0103, "after")]
+    link = runner.session.link
+    assert link is not None
+    assert link.stats.malformed == 1

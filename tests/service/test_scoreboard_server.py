@@ -24,6 +24,7 @@ from shoe_testkit.table import shuffled_shoe
 
 from shoe_controller.service.config import from_mapping
 from shoe_controller.service.control import ControlService
+from shoe_controller.service.control.journal_answers import JournalAnswers
 from shoe_controller.service.scoreboard.server import ScoreboardServer
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal, JournalReader
@@ -278,12 +279,12 @@ def test_a_new_server_redraws_the_same_board_from_the_journal(tmp_path: Path) ->
             assert shown["shoe"] == 2
             assert shown["stats"]["rounds"] > 5
             # The control socket's `road` answer (shoectl road) is the same board.
-            service = ControlService(
-                table.controller, list, list, from_mapping({"table": {"id": "07"}})
-            )
-            answer = service.answer({"cmd": "road"})
+            config = from_mapping({"table": {"id": "07"}})
+            service = ControlService(table.controller, list, list, config)
+            answers = JournalAnswers(table.controller.journal, config)  # as the reader answers
+            answer = answers.answer({"cmd": "road"}, service.live("road"))
             assert {**answer, "table": "07"} == {**shown, "table": "07"}
-            older = service.answer({"cmd": "road", "shoe": 1})
+            older = answers.answer({"cmd": "road", "shoe": 1}, service.live("road"))
             assert older["ended"] is True
             assert older["stats"]["rounds"] > 60
             ended = [e for e in table.journal.journal.events_after(0, 5000)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from shoe_testkit.perfect_dealer import deal_shoe
-from shoe_testkit.table import PUSH_API_FIELDS, Driver, only, shuffled_shoe, types_of
+from shoe_testkit.table import PUSH_API_FIELDS, ClockedTable, only, shuffled_shoe, types_of
 
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
@@ -44,17 +44,17 @@ DOWNTIME_FIELDS = {"previous_shoe", "since", "opened_at", "until", "seconds", "s
 BETS_FIELDS = {"round", "server_round", "by", "source"}
 
 
-def _no_more_bets(driver: Driver) -> list[Event]:
+def _no_more_bets(driver: ClockedTable) -> list[Event]:
     return driver.apply(ButtonPressed(driver.at(), "scanner", Button.NO_MORE_BETS))
 
 
-def _server(driver: Driver, state: str, shoe: int, number: int, nonce: str) -> list[Event]:
+def _server(driver: ClockedTable, state: str, shoe: int, number: int, nonce: str) -> list[Event]:
     return driver.apply(
         BettingChanged(driver.at(), BetsState(state), shoe, number, f"G-{number}", nonce, "srv")
     )
 
 
-def _replayed(driver: Driver, config: TableConfig) -> Table:
+def _replayed(driver: ClockedTable, config: TableConfig) -> Table:
     """A fresh table given the journal's inputs of the open shoe (the recovery contract)."""
     shoe = min(shoe for shoe, _ in driver.inputs if shoe >= driver.table.shoe)
     table = Table(config, last_shoe=shoe - 1)
@@ -66,7 +66,7 @@ def _replayed(driver: Driver, config: TableConfig) -> Table:
 
 def test_a_restart_between_bets_closed_and_the_first_card_deals_the_round() -> None:
     config = TableConfig(betting="server", insurance=False)
-    driver = Driver(config)
+    driver = ClockedTable(config)
     driver.open_shoe()
     _server(driver, "closed", 1, 1, "n1")
     replayed = _replayed(driver, config)
@@ -83,7 +83,7 @@ def test_a_restart_between_bets_closed_and_the_first_card_deals_the_round() -> N
 
 def test_a_replayed_shoe_gives_the_same_events_and_state() -> None:
     config = TableConfig(betting="server", early_card="hold", insurance=False)
-    driver = Driver(config)
+    driver = ClockedTable(config)
     live: list[Event] = []
     live += driver.load() + driver.deal("AS 4C")
     live += _server(driver, "open", 1, 1, "n1")
@@ -105,7 +105,7 @@ def test_a_replayed_shoe_gives_the_same_events_and_state() -> None:
     [("button", _no_more_bets), ("server", lambda d: _server(d, "closed", 1, 2, "x"))],
 )
 def test_the_indicator_shows_bets_open_then_deal(betting: str, close: object) -> None:
-    driver = Driver(TableConfig(betting=betting, insurance=False))
+    driver = ClockedTable(TableConfig(betting=betting, insurance=False))
     driver.load()
     assert driver.table.indicator == (2, 1)  # the burn comes first
     driver.deal("AS 4C")
@@ -132,7 +132,7 @@ def test_the_indicator_shows_bets_open_then_deal(betting: str, close: object) ->
 
 
 def test_a_table_without_betting_shows_what_it_showed_and_refuses_the_new_inputs() -> None:
-    driver = Driver(TableConfig(insurance=False))
+    driver = ClockedTable(TableConfig(insurance=False))
     driver.open_shoe()
     assert driver.table.indicator == (1, 0)
     assert driver.table.view()["betting"] is None
@@ -150,7 +150,7 @@ def test_a_table_without_betting_shows_what_it_showed_and_refuses_the_new_inputs
 
 
 def test_a_clock_without_betting_times_the_rounds_and_takes_dealers() -> None:
-    driver = Driver(TableConfig(clock=True, insurance=False))
+    driver = ClockedTable(TableConfig(clock=True, insurance=False))
     driver.open_shoe()
     assert driver.table.indicator == (1, 0)  # no bets to wait for
     (signed,) = driver.sup("dealer", id="D-07")
@@ -171,7 +171,7 @@ def test_a_clock_without_betting_times_the_rounds_and_takes_dealers() -> None:
 
 
 def test_an_early_squeezed_card_is_not_named() -> None:
-    driver = Driver(TableConfig(betting="button", squeeze=True, insurance=False))
+    driver = ClockedTable(TableConfig(betting="button", squeeze=True, insurance=False))
     driver.open_shoe()
     events = driver.card("QH")
     assert types_of(events) == ["round.started", "card.dealt", "procedure.alert"]
@@ -181,7 +181,7 @@ def test_an_early_squeezed_card_is_not_named() -> None:
 
 
 def test_the_server_may_close_the_next_round_while_one_is_dealt() -> None:
-    driver = Driver(TableConfig(betting="server", insurance=False))
+    driver = ClockedTable(TableConfig(betting="server", insurance=False))
     driver.open_shoe()
     _server(driver, "closed", 1, 1, "a")
     driver.deal("2S 4D")
@@ -240,7 +240,7 @@ def test_a_shoe_dealt_with_its_bets_closed_in_time_gives_the_rules_outcomes(
 
 def test_the_next_shoes_inputs_alone_give_its_downtime() -> None:
     config = TableConfig(clock=True, insurance=False)
-    driver = Driver(config)
+    driver = ClockedTable(config)
     driver.open_shoe()
     driver.deal("9H 2C KD 5S")
     driver.clock += 600
@@ -260,7 +260,7 @@ def test_the_next_shoes_inputs_alone_give_its_downtime() -> None:
     assert again == live
     assert fresh.snapshot() == driver.table.snapshot()
     # Without the clock, nothing is carried and the events are docs/spec-push-api.md's.
-    plain = Driver(TableConfig(insurance=False))
+    plain = ClockedTable(TableConfig(insurance=False))
     plain.open_shoe()
     plain.sup("change_shoe")
     assert [type(item).__name__ for _, item in plain.inputs][-1] == "SupervisorCommand"
@@ -280,7 +280,7 @@ def test_cards_and_bets_in_any_order_never_break_the_table(
     steps: list[str], early_card: str, seed: int
 ) -> None:
     config = TableConfig(betting="button", early_card=early_card, insurance=False)
-    driver = Driver(config)
+    driver = ClockedTable(config)
     driver.open_shoe()
     cards = iter(shuffled_shoe(8, seed)[2:])
     for step in steps:
@@ -307,7 +307,7 @@ def test_cards_and_bets_in_any_order_never_break_the_table(
             assert driver.table.indicator == (3, 0)
 
 
-def _at(driver: Driver) -> str:
+def _at(driver: ClockedTable) -> str:
     return iso_time(driver.clock)
 
 
@@ -321,7 +321,7 @@ def test_bets_closed_after_the_first_card_are_noted_for_the_supervisor(
 ) -> None:
     """The server closes round 1's bets after its first card came (held, early_card = hold):
     the closing is journaled for round 1, the supervisor told, and the round keeps its time."""
-    driver = Driver(TableConfig(betting="server", early_card="hold", insurance=False))
+    driver = ClockedTable(TableConfig(betting="server", early_card="hold", insurance=False))
     driver.open_shoe()
     if opened_as is not None:
         driver.apply(BettingChanged(driver.at(), BetsState.OPEN, 1, 1, opened_as, "n1", "srv"))
@@ -353,7 +353,7 @@ def test_bets_closed_after_the_first_card_are_noted_for_the_supervisor(
 def test_a_betting_input_the_table_does_not_take_says_which_mode_it_is_in() -> None:
     texts = {}
     for betting in ("none", "button", "server"):
-        driver = Driver(TableConfig(betting=betting, insurance=False))
+        driver = ClockedTable(TableConfig(betting=betting, insurance=False))
         driver.open_shoe()
         for events in (_no_more_bets(driver), _server(driver, "closed", 1, 1, "n")):
             texts.update({
@@ -374,7 +374,7 @@ def test_a_betting_input_the_table_does_not_take_says_which_mode_it_is_in() -> N
 
 
 def test_the_dealers_button_closes_the_next_round_once_and_never_mid_round() -> None:
-    driver = Driver(TableConfig(betting="button", insurance=False))
+    driver = ClockedTable(TableConfig(betting="button", insurance=False))
     driver.open_shoe()
     closed = _no_more_bets(driver)
     again = _no_more_bets(driver)
@@ -404,7 +404,7 @@ def test_the_dealers_button_closes_the_next_round_once_and_never_mid_round() -> 
 
 @pytest.mark.parametrize("early_card", ["hold", "void"])
 def test_an_early_card_tells_the_supervisor_what_to_do_or_what_was_done(early_card: str) -> None:
-    driver = Driver(TableConfig(betting="button", early_card=early_card, insurance=False))
+    driver = ClockedTable(TableConfig(betting="button", early_card=early_card, insurance=False))
     driver.open_shoe()
     (alert,) = only(driver.card("9H"), EventType.PROCEDURE_ALERT)
     opened = "card #3 opened round 1 while its bets were open (R17):"
@@ -427,7 +427,7 @@ def test_an_early_card_tells_the_supervisor_what_to_do_or_what_was_done(early_ca
 
 
 def test_the_status_speaks_of_the_next_round_only() -> None:
-    driver = Driver(TableConfig(betting="server", insurance=False))
+    driver = ClockedTable(TableConfig(betting="server", insurance=False))
     driver.open_shoe()
     _server(driver, "open", 1, 1, "n1")
     opened_at = _at(driver)
@@ -460,7 +460,7 @@ def test_the_status_speaks_of_the_next_round_only() -> None:
 
 
 def test_a_round_voided_on_a_table_without_a_clock_has_push_apis_fields_only() -> None:
-    driver = Driver(TableConfig(insurance=False))
+    driver = ClockedTable(TableConfig(insurance=False))
     driver.open_shoe()
     driver.deal("9H 2C")
     (voided,) = only(driver.sup("change_shoe"), EventType.ROUND_VOIDED)
@@ -468,7 +468,7 @@ def test_a_round_voided_on_a_table_without_a_clock_has_push_apis_fields_only() -
 
 
 def test_the_servers_messages_for_another_round_or_said_twice_are_refused_saying_why() -> None:
-    driver = Driver(TableConfig(betting="server", insurance=False))
+    driver = ClockedTable(TableConfig(betting="server", insurance=False))
     driver.open_shoe()
     _server(driver, "open", 1, 1, "n1")  # round 1 is the server's G-1
     refusals = [
@@ -495,7 +495,7 @@ def test_the_servers_messages_for_another_round_or_said_twice_are_refused_saying
 
 
 def test_a_shoe_changed_before_its_first_round_has_no_dealing_time() -> None:
-    driver = Driver(TableConfig(clock=True, insurance=False))
+    driver = ClockedTable(TableConfig(clock=True, insurance=False))
     driver.load()
     opened_at = _at(driver)
     driver.deal("AS 4C")
@@ -505,7 +505,7 @@ def test_a_shoe_changed_before_its_first_round_has_no_dealing_time() -> None:
 
 
 def test_the_clocks_seconds_keep_their_fractions() -> None:
-    driver = Driver(TableConfig(clock=True, insurance=False))
+    driver = ClockedTable(TableConfig(clock=True, insurance=False))
     driver.clock += 0.25
     driver.open_shoe()
     driver.deal("9H 2C KD 5S")
@@ -519,11 +519,11 @@ def test_the_clocks_seconds_keep_their_fractions() -> None:
 
 
 def test_a_previous_shoes_end_is_taken_once_before_the_first_round_only() -> None:
-    def refusals(driver: Driver, shoe: int) -> list[tuple[str, str]]:
+    def refusals(driver: ClockedTable, shoe: int) -> list[tuple[str, str]]:
         events = driver.apply(PreviousShoe(driver.at(), shoe))
         return [(e.data["code"], e.data["text"]) for e in events]
 
-    driver = Driver(TableConfig(clock=True, insurance=False))
+    driver = ClockedTable(TableConfig(clock=True, insurance=False))
     assert refusals(driver, 5) == [("invalid_input", "previous_shoe 5: this is shoe 1")]
     assert refusals(driver, 0) == []  # shoe 0 ended: shoe 1's downtime begins
     ended = iso_time(driver.clock)
@@ -533,7 +533,7 @@ def test_a_previous_shoes_end_is_taken_once_before_the_first_round_only() -> Non
     driver.open_shoe()
     (downtime,) = only(driver.card("9H"), EventType.SHOE_DOWNTIME)
     assert (downtime.data["previous_shoe"], downtime.data["since"]) == (0, ended)
-    fresh = Driver(TableConfig(clock=True, insurance=False))
+    fresh = ClockedTable(TableConfig(clock=True, insurance=False))
     fresh.open_shoe()
     fresh.card("9H")
     assert refusals(fresh, 0) == [
@@ -542,7 +542,7 @@ def test_a_previous_shoes_end_is_taken_once_before_the_first_round_only() -> Non
 
 
 def test_the_servers_bets_events_say_for_which_round_by_whom_and_from_where() -> None:
-    driver = Driver(TableConfig(betting="server", insurance=False))
+    driver = ClockedTable(TableConfig(betting="server", insurance=False))
     driver.open_shoe()
     events = _server(driver, "open", 1, 1, "n1") + _server(driver, "closed", 1, 1, "n2")
     assert [(str(e.type), e.data) for e in events] == [
@@ -556,7 +556,7 @@ def test_the_servers_bets_events_say_for_which_round_by_whom_and_from_where() ->
 
 
 def test_a_round_is_timed_from_its_first_card_read_not_one_entered_by_hand() -> None:
-    driver = Driver(TableConfig(clock=True, insurance=False))
+    driver = ClockedTable(TableConfig(clock=True, insurance=False))
     driver.load()
     for counter, name in ((1, "AS"), (2, "4C"), (4, "9H")):  # the counter skips card #3
         driver.apply(CardDrawn(driver.at(), "scanner", parse_card(name), counter=counter))
@@ -572,7 +572,7 @@ def test_a_round_is_timed_from_its_first_card_read_not_one_entered_by_hand() -> 
 
 
 def test_the_downtime_comes_once_and_the_dealing_time_counts_from_the_first_round() -> None:
-    driver = Driver(TableConfig(clock=True, insurance=False))
+    driver = ClockedTable(TableConfig(clock=True, insurance=False))
     driver.open_shoe()
     driver.deal("9H 2C KD 5S")
     driver.sup("change_shoe")
@@ -598,7 +598,7 @@ def test_the_downtime_comes_once_and_the_dealing_time_counts_from_the_first_roun
 
 
 def test_bets_closed_without_being_opened_show_no_opening() -> None:
-    driver = Driver(TableConfig(betting="server", insurance=False))
+    driver = ClockedTable(TableConfig(betting="server", insurance=False))
     driver.open_shoe()
     _server(driver, "closed", 1, 1, "n1")
     view = driver.table.view()["betting"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shoe_testkit.table import Driver, only, types_of
+from shoe_testkit.table import ClockedTable, only, types_of
 
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
@@ -32,13 +32,13 @@ def _details(events: list[Event]) -> dict[str, Any]:
     return dict(events[0].data["details"])
 
 
-def _table(**settings: Any) -> Driver:
-    driver = Driver(TableConfig(decks=6, **settings))
+def _table(**settings: Any) -> ClockedTable:
+    driver = ClockedTable(TableConfig(decks=6, **settings))
     driver.open_shoe()
     return driver
 
 
-def _copies_until_too_many(driver: Driver, name: str) -> int:
+def _copies_until_too_many(driver: ClockedTable, name: str) -> int:
     """How many more copies of a card the table takes before one is too many (6 decks): the
     cards it counts are 6 + 1 less this. The copies are dealt as rounds of their own (the
     squeezed ones revealed); the one too many is discarded."""
@@ -148,7 +148,7 @@ class _TableThatCannotRebuild(Table):
 
 
 def test_a_bug_the_table_cannot_undo_holds_it_for_a_person() -> None:
-    driver = Driver()
+    driver = ClockedTable()
     driver.table = _TableThatCannotRebuild(TableConfig())
     driver.open_shoe()
     driver.deal("2S 4D")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from shoe_testkit.table import Driver, only
+from shoe_testkit.table import ClockedTable, only
 
 from shoe_controller.table.config import TableConfig
 from shoe_controller.vocab.cards import parse_card
@@ -17,13 +17,13 @@ from shoe_controller.vocab.events import Event, EventType
 from shoe_controller.vocab.inputs import CardDrawn, CardsMissed, CutCardSeen
 
 
-def counted(driver: Driver, name: str, counter: int) -> list[Event]:
+def counted(driver: ClockedTable, name: str, counter: int) -> list[Event]:
     return driver.apply(CardDrawn(driver.at(), "scanner", parse_card(name), counter))
 
 
-def opened() -> Driver:
+def opened() -> ClockedTable:
     """A loaded shoe burned with AS 4C (counters 1 and 2)."""
-    driver = Driver(TableConfig(insurance=False))
+    driver = ClockedTable(TableConfig(insurance=False))
     driver.load()
     counted(driver, "AS", 1)
     counted(driver, "4C", 2)
@@ -69,7 +69,7 @@ def test_the_count_after_a_report_is_what_the_next_card_follows_without_a_gap() 
 def test_a_shoe_opened_by_hand_takes_its_first_counter_as_the_base() -> None:
     # start_shoe with no SHOE loaded report (docs/table.md): the table has no counter yet, so
     # the first card's counter, whatever it is, starts the count; nothing was missed.
-    driver = Driver(TableConfig(insurance=False))
+    driver = ClockedTable(TableConfig(insurance=False))
     driver.sup("start_shoe", by="sup9", reason="shoe report lost")
     events = counted(driver, "AS", 37) + counted(driver, "4C", 38)
     assert alerts(events) == []
@@ -80,9 +80,9 @@ def test_a_shoe_opened_by_hand_takes_its_first_counter_as_the_base() -> None:
 # ---- the second mutation run: what each check tells the pit boss, at the edges of its range ----
 
 
-def hand_opened() -> Driver:
+def hand_opened() -> ClockedTable:
     """A shoe opened by hand (start_shoe, no SHOE loaded report): the table has no counter."""
-    driver = Driver(TableConfig(insurance=False))
+    driver = ClockedTable(TableConfig(insurance=False))
     driver.sup("start_shoe", by="sup9", reason="shoe report lost")
     return driver
 
@@ -153,7 +153,7 @@ def test_the_shoes_last_counter_is_in_range() -> None:
 
 def test_missed_cards_right_after_loading_are_the_shoes_first_cards() -> None:
     # A loaded shoe counts from 0: "1 card missed after card 0" is card 1, the burn's first.
-    driver = Driver(TableConfig(insurance=False))
+    driver = ClockedTable(TableConfig(insurance=False))
     driver.load()
     events = driver.apply(CardsMissed(driver.at(), "scanner", 1, after_counter=0))
     ((code, text, needs_supervisor),) = refusals(events)
@@ -190,7 +190,7 @@ def test_missed_cards_in_a_shoe_without_counters_are_placeholders_and_nothing_el
     ]
 
 
-def cut(driver: Driver, counter: int) -> list[Event]:
+def cut(driver: ClockedTable, counter: int) -> list[Event]:
     return driver.apply(CutCardSeen(driver.at(), "scanner", counter=counter))
 
 
@@ -229,15 +229,17 @@ def test_a_cut_card_counter_from_a_shoe_that_counts_no_cards_is_compared_with_th
 # ---- without counters: the double-read window's edges --------------------------------------
 
 
-def ascii_shoe() -> Driver:
+def ascii_shoe() -> ClockedTable:
     """A loaded shoe that sends no counters, burned with AS 4C, then P1 9H (at 1 s steps)."""
-    driver = Driver(TableConfig(insurance=False))
+    driver = ClockedTable(TableConfig(insurance=False))
     driver.open_shoe()
     driver.card("9H")
     return driver
 
 
-def after(driver: Driver, seconds: float, name: str, counter: int | None = None) -> list[Event]:
+def after(
+    driver: ClockedTable, seconds: float, name: str, counter: int | None = None
+) -> list[Event]:
     """The card `name` read `seconds` after the last input."""
     driver.clock += seconds - 1.0  # at() adds the 1.0 back
     return driver.apply(CardDrawn(driver.at(), "scanner", parse_card(name), counter))

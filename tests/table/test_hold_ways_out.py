@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from shoe_testkit.perfect_dealer import deal_shoe
-from shoe_testkit.table import Driver, only, shuffled_shoe, types_of
+from shoe_testkit.table import ClockedTable, only, shuffled_shoe, types_of
 
 from shoe_controller.table.action_specs import ACTIONS
 from shoe_controller.table.books import Draw
@@ -218,8 +218,8 @@ def test_the_actions_a_hold_names_bring_the_table_back(
 # ---------------------------------------------------------------- each way out, by hand
 
 
-def _dealing() -> Driver:
-    driver = Driver(TableConfig(insurance=False))
+def _dealing() -> ClockedTable:
+    driver = ClockedTable(TableConfig(insurance=False))
     driver.open_shoe()
     driver.deal("9H 2C")
     return driver

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from shoe_testkit.table import Driver, only, types_of
+from shoe_testkit.table import ClockedTable, only, types_of
 
 from shoe_controller.cli.replay import replay_command
 from shoe_controller.game.rules import outcome
@@ -32,13 +32,13 @@ from shoe_controller.vocab.inputs import (
 )
 
 
-def counted(driver: Driver, name: str, counter: int, **flags: Any) -> list[Event]:
+def counted(driver: ClockedTable, name: str, counter: int, **flags: Any) -> list[Event]:
     return driver.apply(CardDrawn(driver.at(), "scanner", parse_card(name), counter, **flags))
 
 
-def opened(config: TableConfig | None = None) -> Driver:
+def opened(config: TableConfig | None = None) -> ClockedTable:
     """A loaded shoe burned with AS 4C (counters 1 and 2)."""
-    driver = Driver(config or TableConfig(insurance=False))
+    driver = ClockedTable(config or TableConfig(insurance=False))
     driver.load()
     counted(driver, "AS", 1)
     counted(driver, "4C", 2)
@@ -160,8 +160,8 @@ def test_an_input_whose_time_goes_back_is_reported_once_and_applied() -> None:
 # ---------------------------------------------------------------- shoes without counters
 
 
-def ascii_driver(**settings: Any) -> Driver:
-    driver = Driver(TableConfig(insurance=False, **settings))
+def ascii_driver(**settings: Any) -> ClockedTable:
+    driver = ClockedTable(TableConfig(insurance=False, **settings))
     driver.open_shoe()
     driver.deal("9H")
     return driver
@@ -225,7 +225,7 @@ def test_the_replay_path_judges_counters_as_the_table_does(tmp_path: Path) -> No
     result = CliRunner().invoke(replay_command, [str(path), "--no-insurance", "--json"])
     assert result.exit_code == 0, result.output
     printed = [json.loads(line) for line in result.output.splitlines()]
-    driver = Driver(TableConfig(insurance=False))
+    driver = ClockedTable(TableConfig(insurance=False))
     assert printed == [event.to_json() for item in inputs for event in driver.apply(item)]
     codes = [e["data"]["code"] for e in printed if e["type"] == "procedure.alert"]
     assert codes == [

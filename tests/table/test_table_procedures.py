@@ -11,7 +11,7 @@ from shoe_testkit.perfect_dealer import deal_shoe
 from shoe_testkit.scenario import render_event
 from shoe_testkit.table import (
     PUSH_API_FIELDS,
-    Driver,
+    ClockedTable,
     factory_order_false_alarms,
     only,
     shuffled_shoe,
@@ -50,7 +50,7 @@ NO_INSURANCE = TableConfig(insurance=False)
 
 
 def test_a_refused_input_changes_nothing_and_says_why() -> None:
-    driver = Driver()
+    driver = ClockedTable()
     driver.open_shoe()
     driver.deal("2S 4D")
     before = driver.table.snapshot()
@@ -80,7 +80,7 @@ def test_apply_never_raises_on_objects_that_are_no_input() -> None:
 
 
 def test_a_refused_command_yields_exactly_one_command_refused_alert() -> None:
-    driver = Driver()
+    driver = ClockedTable()
     cases: list[dict[str, Any]] = [
         {"action": "bogus"},
         {"action": "void", "by": ""},
@@ -105,7 +105,7 @@ def test_a_refused_command_yields_exactly_one_command_refused_alert() -> None:
 
 
 def test_an_accepted_command_starts_with_supervisor_action() -> None:
-    driver = Driver()
+    driver = ClockedTable()
     events = driver.sup("start_shoe", by="sup9", reason="shoe report lost")
     assert events[0].type == EventType.SUPERVISOR_ACTION
     assert events[0].data == {
@@ -116,7 +116,7 @@ def test_an_accepted_command_starts_with_supervisor_action() -> None:
 
 
 def test_every_event_has_exactly_the_push_api_fields() -> None:
-    driver = Driver(TableConfig(squeeze=True))
+    driver = ClockedTable(TableConfig(squeeze=True))
     events = driver.load() + driver.deal("AS 4C 2S KD 3C 2H") + driver.reveal()
     events += driver.card("7C") + driver.reveal() + driver.card("6D") + driver.reveal()
     assert len(events) > 10
@@ -126,7 +126,7 @@ def test_every_event_has_exactly_the_push_api_fields() -> None:
 
 
 def test_events_carry_the_input_time() -> None:
-    driver = Driver()
+    driver = ClockedTable()
     events = driver.table.apply(ShoeStateChanged(1_800_000_000.5, "scanner", ShoeState.LOADED))
     assert events[0].at == "2027-01-15T08:00:00.500000Z"
 
@@ -150,7 +150,7 @@ def test_a_perfect_shoe_gives_the_rules_engines_outcomes() -> None:
 
 
 def test_big_and_small_close_after_round_20() -> None:
-    driver = Driver(NO_INSURANCE)
+    driver = ClockedTable(NO_INSURANCE)
     driver.open_shoe()
     opened = []
     for index in range(22):
@@ -162,7 +162,7 @@ def test_big_and_small_close_after_round_20() -> None:
 
 
 def test_a_shuffler_dealer_keeps_big_and_small_open() -> None:
-    driver = Driver(TableConfig(mode="shuffler_dealer", insurance=False))
+    driver = ClockedTable(TableConfig(mode="shuffler_dealer", insurance=False))
     driver.apply(ShuffleDone(driver.at(), "dealer", 1, True, 8, 416))
     opened = []
     for _ in range(22):
@@ -174,7 +174,7 @@ def test_a_shuffler_dealer_keeps_big_and_small_open() -> None:
 
 
 def test_the_first_card_of_a_shoe_burned_unseen_holds_for_its_value() -> None:
-    driver = Driver()
+    driver = ClockedTable()
     driver.load()
     events = driver.card(None)  # R2.2 (b): the count depends on this card
     assert [event.data["code"] for event in events] == ["unreadable_card"]
@@ -187,7 +187,7 @@ def test_the_first_card_of_a_shoe_burned_unseen_holds_for_its_value() -> None:
 
 
 def test_missed_burn_cards_are_counted_without_a_hold_in_decks_mode() -> None:
-    driver = Driver(TableConfig(burn="decks", decks=6))
+    driver = ClockedTable(TableConfig(burn="decks", decks=6))
     driver.load()
     driver.deal("2S 3S")
     assert driver.apply(CardsMissed(driver.at(), "scanner", 2)) == []
@@ -203,7 +203,7 @@ def test_missed_burn_cards_are_counted_without_a_hold_in_decks_mode() -> None:
 
 
 def test_two_missed_cards_are_entered_one_by_one_then_the_queue_is_dealt() -> None:
-    driver = Driver(NO_INSURANCE)
+    driver = ClockedTable(NO_INSURANCE)
     driver.open_shoe()
     driver.card("QH")
     driver.apply(CardsMissed(driver.at(), "scanner", 2, after_counter=3))
@@ -219,7 +219,7 @@ def test_two_missed_cards_are_entered_one_by_one_then_the_queue_is_dealt() -> No
 
 
 def test_two_extras_are_absorbed_when_two_cards_are_burned_per_round() -> None:
-    driver = Driver(TableConfig(burn_per_round=2, insurance=False))
+    driver = ClockedTable(TableConfig(burn_per_round=2, insurance=False))
     driver.open_shoe()
     driver.deal("9H 2C KD")
     driver.card("5S", multi=True)
@@ -230,7 +230,7 @@ def test_two_extras_are_absorbed_when_two_cards_are_burned_per_round() -> None:
 
 
 def test_the_cut_card_waits_behind_cards_queued_during_a_hold() -> None:
-    driver = Driver(NO_INSURANCE)
+    driver = ClockedTable(NO_INSURANCE)
     driver.open_shoe()
     driver.deal("9H 2C KD")
     driver.apply(ShoeStateChanged(driver.at(), "scanner", ShoeState.COVER_OPEN))
@@ -242,7 +242,7 @@ def test_the_cut_card_waits_behind_cards_queued_during_a_hold() -> None:
 
 
 def test_a_warning_fault_or_a_fault_with_no_shoe_does_not_hold() -> None:
-    driver = Driver()
+    driver = ClockedTable()
     driver.apply(DeviceFault(driver.at(), "scanner", 1, 2, "jam"))
     assert driver.table.state == "no_shoe"
     driver.open_shoe()
@@ -258,7 +258,7 @@ def test_a_warning_fault_or_a_fault_with_no_shoe_does_not_hold() -> None:
 
 
 def test_a_restart_forgets_device_status_but_not_holds() -> None:
-    driver = Driver()
+    driver = ClockedTable()
     driver.open_shoe()
     driver.apply(DeviceFault(driver.at(), "scanner", 3, 2, "cover open while dealing"))
     driver.apply(ControllerStarted(driver.at(), "0.1.0", 2, True))
@@ -275,7 +275,7 @@ def test_a_restart_forgets_device_status_but_not_holds() -> None:
 
 
 def test_the_indicator_follows_the_procedure() -> None:
-    driver = Driver(NO_INSURANCE)
+    driver = ClockedTable(NO_INSURANCE)
     table = driver.table
     assert table.indicator == (0, 0)
     driver.load()
@@ -296,7 +296,7 @@ def test_the_indicator_follows_the_procedure() -> None:
 
 
 def test_the_insurance_window_shows_and_holds_the_next_card() -> None:
-    driver = Driver()
+    driver = ClockedTable()
     driver.open_shoe()
     driver.deal("2S 4D 3C 2H")
     assert driver.table.indicator == (4, 0)
@@ -309,7 +309,7 @@ def test_the_insurance_window_shows_and_holds_the_next_card() -> None:
 
 
 def _squeeze_run(hidden: str, early: str) -> tuple[list[str], str]:
-    driver = Driver(TableConfig(squeeze=True))
+    driver = ClockedTable(TableConfig(squeeze=True))
     driver.open_shoe()
     events = driver.deal(hidden) + driver.card(early)
     return [render_event(event) for event in events], json.dumps(driver.table.view())
@@ -334,7 +334,7 @@ def test_nothing_about_squeezed_cards_leaves_before_the_reveal(first: str, secon
 
 
 def test_squeezed_cards_are_revealed_with_their_positions() -> None:
-    driver = Driver(TableConfig(squeeze=True))
+    driver = ClockedTable(TableConfig(squeeze=True))
     driver.open_shoe()
     dealt = driver.deal("9H 2C KD 5S")
     assert [event.data["card"] for event in only(dealt, EventType.CARD_DEALT)] == [None] * 4
@@ -345,14 +345,14 @@ def test_squeezed_cards_are_revealed_with_their_positions() -> None:
 
 
 def test_a_face_up_card_is_public_in_squeeze_mode() -> None:
-    driver = Driver(TableConfig(squeeze=True))
+    driver = ClockedTable(TableConfig(squeeze=True))
     driver.open_shoe()
     events = driver.card("9H", face_up=True)
     assert only(events, EventType.CARD_DEALT)[0].data["card"] == "9H"
 
 
 def test_supervisor_details_do_not_name_a_squeezed_card() -> None:
-    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver = ClockedTable(TableConfig(squeeze=True, insurance=False))
     driver.open_shoe()
     driver.deal("9H 2C KD")
     events = driver.sup("correct", position="B1", card="3C")
@@ -366,14 +366,14 @@ def test_supervisor_details_do_not_name_a_squeezed_card() -> None:
 def test_a_squeezed_card_held_for_security_does_not_give_away_its_tag() -> None:
     # R15: an RFID tag names its card to whoever holds the registry: not before the reveal;
     # without squeeze the tag is what the supervisor needs to find the card.
-    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver = ClockedTable(TableConfig(squeeze=True, insurance=False))
     driver.open_shoe()
     driver.deal("9H 2C")
     held = driver.card("QH", uid="04A1B2C3", duplicate=True)
     (alert,) = only(held, EventType.SECURITY_ALERT)
     assert alert.data["details"]["uid"] is None
     assert "04A1B2C3" not in _outside(held)
-    plain = Driver(TableConfig(insurance=False))
+    plain = ClockedTable(TableConfig(insurance=False))
     plain.open_shoe()
     shown = plain.card("QH", uid="04A1B2C3", duplicate=True)
     assert only(shown, EventType.SECURITY_ALERT)[0].data["details"]["uid"] == "04A1B2C3"
@@ -386,13 +386,13 @@ def _outside(events: list) -> str:
 def test_a_squeezed_card_taken_out_of_the_round_is_never_named() -> None:
     # R15, R10.3: `extra` on a hidden card, and a correction that leaves the hidden P3
     # unwanted, make extra cards nobody has seen: card.extra and the burn carry null.
-    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver = ClockedTable(TableConfig(squeeze=True, insurance=False))
     driver.open_shoe()
     driver.deal("9H 2C KD")
     events = driver.sup("extra")
     assert only(events, EventType.CARD_EXTRA)[0].data == {"card": None}
     assert "KD" not in _outside(events)
-    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver = ClockedTable(TableConfig(squeeze=True, insurance=False))
     driver.open_shoe()
     driver.deal("2S KD 3C 2H")
     driver.reveal()
@@ -404,7 +404,7 @@ def test_a_squeezed_card_taken_out_of_the_round_is_never_named() -> None:
 
 def test_a_card_drawn_before_the_reveal_is_not_named_when_the_round_is_voided() -> None:
     # R15: the fifth card waits unplaced; had it been placed it would have been hidden.
-    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver = ClockedTable(TableConfig(squeeze=True, insurance=False))
     driver.open_shoe()
     driver.deal("2S KD 3C 2H 7D")
     events = driver.sup("void")
@@ -415,7 +415,7 @@ def test_a_card_drawn_before_the_reveal_is_not_named_when_the_round_is_voided() 
 def test_a_card_pulled_with_a_squeezed_rounds_last_card_is_an_extra_card() -> None:
     # R10.2, R10.3: the round's cards are all out (a natural) though its result waits for
     # the reveal; the card pulled together with B2 is an extra card, not the next P1.
-    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver = ClockedTable(TableConfig(squeeze=True, insurance=False))
     driver.open_shoe()
     driver.deal("9H 2C KD")
     driver.card("5S", multi=True)
@@ -430,7 +430,7 @@ def test_a_card_pulled_with_a_squeezed_rounds_last_card_is_an_extra_card() -> No
 
 
 def test_a_shuffle_during_an_open_shoe_belongs_to_the_next_shoe() -> None:
-    driver = Driver(TableConfig(mode="batch_shuffler"))
+    driver = ClockedTable(TableConfig(mode="batch_shuffler"))
     driver.apply(ShuffleDone(driver.at(), "shuffler", 1, True, 8, 416))
     driver.open_shoe()
     item = ShuffleDone(driver.at(), "shuffler", 2, True, 8, 416)
@@ -440,7 +440,7 @@ def test_a_shuffle_during_an_open_shoe_belongs_to_the_next_shoe() -> None:
     assert driver.table.shoe_of(CardDrawn(driver.at(), "scanner", None)) == 1
 
 
-def _replayed(driver: Driver) -> Table:
+def _replayed(driver: ClockedTable) -> Table:
     """Recovery as the journal does it: the inputs of the open shoe and later, in order."""
     table = Table(driver.table.config, last_shoe=driver.table.shoe - 1)
     for shoe, item in driver.inputs:
@@ -452,7 +452,7 @@ def _replayed(driver: Driver) -> Table:
 def test_replaying_the_open_shoes_inputs_rebuilds_the_state_exactly() -> None:
     config = TableConfig(mode="batch_shuffler", squeeze=True, burn_per_round=1)
     dealt = deal_shoe(shuffled_shoe(8, seed=5), config, cut_after=380)
-    driver = Driver(config)
+    driver = ClockedTable(config)
     extra = {
         60: ShuffleStarted(0.0, "shuffler", 9, 8),
         61: ShuffleDone(0.0, "shuffler", 9, True, 8, 416),
@@ -486,7 +486,7 @@ class _TableWithAFlaw(Table):
 
 def test_a_bug_refuses_the_input_and_restores_the_state() -> None:
     table = _TableWithAFlaw(TableConfig())
-    driver = Driver()
+    driver = ClockedTable()
     driver.table = table
     driver.open_shoe()
     driver.deal("2S 4D")
@@ -539,7 +539,7 @@ def test_every_supervisor_action_has_a_check_and_a_procedure() -> None:
 
 
 def test_the_result_is_the_rules_engines() -> None:
-    driver = Driver(NO_INSURANCE)
+    driver = ClockedTable(NO_INSURANCE)
     driver.open_shoe()
     events = driver.deal("AS 3D 3H 3C 6D 6S")
     cards = [parse_card(name) for name in ["AS", "3D", "3H", "3C", "6D", "6S"]]
@@ -547,7 +547,7 @@ def test_the_result_is_the_rules_engines() -> None:
 
 
 def test_a_missed_card_is_inserted_into_a_squeezed_round_only_after_the_reveal() -> None:
-    driver = Driver(TableConfig(squeeze=True, insurance=False))
+    driver = ClockedTable(TableConfig(squeeze=True, insurance=False))
     driver.open_shoe()
     driver.deal("9H 2C KD 5S")
     events = driver.sup("missed", card="3C", position="B1")
@@ -557,7 +557,7 @@ def test_a_missed_card_is_inserted_into_a_squeezed_round_only_after_the_reveal()
 
 @pytest.mark.parametrize("counter", [-3, 8 * 52 + 1])
 def test_a_cut_card_counter_outside_the_shoe_is_refused(counter: int) -> None:
-    driver = Driver(TableConfig(insurance=False))
+    driver = ClockedTable(TableConfig(insurance=False))
     driver.open_shoe()
     before = driver.table.snapshot()
     (alert,) = driver.apply(CutCardSeen(driver.at(), "scanner", counter))
@@ -571,7 +571,7 @@ def test_voiding_the_last_round_does_not_drop_a_fault_hold_with_the_shoe() -> No
     # R3.1 + R10.1: after the cut card the round in progress is the last; voiding it would
     # end the shoe and take the device fault's hold with it, so the next shoe would open
     # over an active fault. Refused: resume (once the fault clears) or change_shoe.
-    driver = Driver(TableConfig(insurance=False))
+    driver = ClockedTable(TableConfig(insurance=False))
     driver.open_shoe()
     driver.deal("9H 2C")
     driver.apply(CutCardSeen(driver.at(), "scanner"))

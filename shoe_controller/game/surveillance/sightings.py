@@ -23,11 +23,12 @@ named by that event's seq. Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shoe_controller.vocab.cards import Card, CardError, parse_card
+from shoe_controller.game.shoe_cards import ShoeCards
+from shoe_controller.vocab.cards import Card
 from shoe_controller.vocab.events import EventType
 
 # After these the next round is analysed again (after every round, after the
@@ -35,19 +36,6 @@ from shoe_controller.vocab.events import EventType
 DUE_AFTER = frozenset(
     {EventType.ROUND_RESULT, EventType.ROUND_VOIDED, EventType.SHOE_BURNED, EventType.SHOE_SHUFFLED}
 )
-
-
-def _cards(values: Iterable[Any]) -> list[Card]:
-    """The named cards of a list (None: not shown, R15); anything else is not a card."""
-    cards = []
-    for value in values:
-        if value is None:
-            continue
-        try:
-            cards.append(parse_card(value))
-        except (CardError, TypeError):
-            continue  # a damaged event names no card: it is unseen
-    return cards
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +57,7 @@ class ShoeSightings:
 
     def __init__(self, shoe: int) -> None:
         self.shoe = shoe
-        self._rounds: dict[int, list[Card]] = {}  # round -> its cards once it ended
-        self._burned: list[Card] = []
-        self._extras: Counter[Card] = Counter()  # extra cards not burned yet (R10.3)
+        self._cards = ShoeCards()
         self.rounds_started = 0
         self.real_rounds_started = 0  # R14.1 counts the real rounds (R2.3: trials aside)
         self.last_seq = 0  # the last event fed
@@ -84,20 +70,10 @@ class ShoeSightings:
         seq = event.get("seq")
         if isinstance(seq, int):
             self.last_seq = max(self.last_seq, seq)
+        self._cards.feed(kind, event.get("round"), data)
         if kind == EventType.ROUND_STARTED:
             self.rounds_started += 1
             self.real_rounds_started += not data.get("trial", False)
-        elif kind == EventType.ROUND_RESULT:
-            self._round_cards(event, [*data.get("player", ()), *data.get("banker", ())])
-        elif kind == EventType.ROUND_VOIDED:
-            self._round_cards(event, data.get("cards") or ())
-        elif kind == EventType.CARD_EXTRA:
-            self._extras.update(_cards([data.get("card")]))
-        elif kind == EventType.SHOE_BURNED:
-            for card in _cards(data.get("cards") or ()):
-                if self._extras[card]:
-                    self._extras[card] -= 1  # the extra card burned now: counted once
-                self._burned.append(card)
         elif kind == EventType.SHOE_ENDED:
             self.ended = True
         if kind not in DUE_AFTER or self.ended:
@@ -105,19 +81,9 @@ class ShoeSightings:
         self.basis = Basis(self.last_seq, self.next_round, self.real_rounds_started, self.seen())
         return True
 
-    def _round_cards(self, event: Mapping[str, Any], values: Iterable[Any]) -> None:
-        number = event.get("round")
-        if isinstance(number, int):
-            # The latest word on a round holds (R10.4 withdraws a result with round.voided).
-            self._rounds[number] = _cards(values)
-
     def seen(self) -> Counter[Card]:
         """Every card out of the shoe with a public identity, with its count."""
-        seen: Counter[Card] = Counter(self._burned)
-        seen.update(+self._extras)
-        for cards in self._rounds.values():
-            seen.update(cards)
-        return seen
+        return self._cards.seen()
 
     @property
     def next_round(self) -> int:

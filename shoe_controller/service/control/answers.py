@@ -1,8 +1,8 @@
 """The answers to the seeing requests (`hello`, `status`, `check`, `devices`, `rounds`,
 `round`, `export`, `road`, `events`, `outbox`), from the table and its journal
 (docs/control.md). They only read: acting is actions.py's, surveillance's requests are
-surveillance.py's. Those that read the journal are journal_answers.py's: the control socket
-has them answered by its reader process (reads.py), this answers them in-process.
+surveillance.py's. Those that read the journal are journal_answers.py's, answered by the
+control socket's reader process (reads.py); they are named here only as commands there are.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Any
 
 from shoe_controller.service.config import Config
 from shoe_controller.service.control import journal_answers
-from shoe_controller.service.control.journal_answers import JournalAnswers, Live
 from shoe_controller.service.control.requests import PROTOCOL_VERSION, ControlError
 from shoe_controller.service.control.status import LiveStatus
 from shoe_controller.service.health import check_line
@@ -29,23 +28,20 @@ class Answers:
         controller: Controller,
         config: Config,
         status: LiveStatus,
-        live: Callable[[Any], Live],
         version: str,
     ) -> None:
-        """`live(command)`: what the live objects say for a journal answer (live_of)."""
         self._controller = controller
         self._config = config
         self._status = status
-        self._live = live
         self._version = version
-        self._journal_answers = JournalAnswers(controller.journal, config)
         self._handlers: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
             "hello": self._hello,
             "status": self._status_answer,
             "check": self._check,
             "devices": self._devices,
-            **dict.fromkeys(journal_answers.COMMANDS, self._from_journal),
         }
+        # Every command there is, as `hello` and an unknown command's refusal name them.
+        self._commands = [*self._handlers, *journal_answers.COMMANDS, "act"]
 
     def answer(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The result of a seeing command; ControlError for a bad request."""
@@ -54,7 +50,7 @@ class Answers:
         if handler is None:
             raise ControlError(
                 "unknown_command",
-                f"unknown command {command!r}; commands: {', '.join([*self._handlers, 'act'])}",
+                f"unknown command {command!r}; commands: {', '.join(self._commands)}",
             )
         try:
             return handler(request)
@@ -67,7 +63,7 @@ class Answers:
             "version": self._version,
             "controller_id": self._config.controller_id,
             "table_id": self._config.table.id,
-            "commands": [*self._handlers, "act"],
+            "commands": list(self._commands),
             "actions": {
                 action.name: {
                     "summary": action.summary,
@@ -91,6 +87,3 @@ class Answers:
 
     def _devices(self, request: Mapping[str, Any]) -> dict[str, Any]:
         return {"devices": self._status.devices(self._controller.table.view())}
-
-    def _from_journal(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        return self._journal_answers.answer(request, self._live(request.get("cmd")))

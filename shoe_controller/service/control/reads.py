@@ -188,11 +188,6 @@ class ReadQueries:
         """True while the reader builds an answer."""
         return self._in_hand is not None
 
-    @property
-    def reader_pid(self) -> int | None:
-        """The reader process's pid while one runs."""
-        return None if self._reader is None else self._reader.process.pid
-
     async def answer(
         self, request: dict[str, Any], peer: Peer, writer: asyncio.StreamWriter
     ) -> None:

@@ -44,6 +44,18 @@ def optional_int(
     return value
 
 
+def whole_numbers(request: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, int]:
+    """The named fields of a request that needs each, as whole numbers >= 0 (a report's and
+    shuffle findings' shoe, round, seq ...)."""
+    values = {}
+    for name in names:
+        value = optional_int(request, name, low=0)
+        if value is None:
+            raise ControlError("bad_request", f"{request.get('cmd')} needs {name}: a whole number")
+        values[name] = value
+    return values
+
+
 def event_types(request: Mapping[str, Any]) -> tuple[str, ...]:
     """The `types` filter of an events request: full names or families (`round`)."""
     types = request.get("types") or []

@@ -66,7 +66,7 @@ class ControlService:
         self._sink_statuses = sink_statuses
         self._clock = clock
         self.config = config
-        self._answers = Answers(controller, config, self._status, self.live, version)
+        self._answers = Answers(controller, config, self._status, version)
         self._actions = SupervisorActions(controller, submit, clock)
         # `report` and `edge`, and who sees the surveillance events
         self.surveillance = SurveillanceDesk(controller, config, clock, submit)

@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from shoe_controller.service.control.kept_shoes import KeptShoes
 from shoe_controller.service.control.requests import (
     ControlError,
     accepted,
     journaled,
     optional_int,
+    whole_numbers,
 )
 from shoe_controller.service.peers import Peer, os_user_note
 from shoe_controller.store.controller import Controller
@@ -32,7 +34,6 @@ from shoe_controller.table.shuffle_record import (
 from shoe_controller.vocab.inputs import Input, ShuffleFindings
 
 COMMANDS = ("shuffle_report", "shuffle")
-KEPT_SHOES = 3  # ended shoes whose report `shuffle --shoe` still shows (until a restart)
 
 
 class ShuffleDesk:
@@ -48,7 +49,7 @@ class ShuffleDesk:
         self._clock = clock
         self._submit = submit
         # shoe -> its records: the book's, then its final findings if they came after its end
-        self._kept: dict[int, list[ShuffleRecord]] = {}
+        self._kept: KeptShoes[list[ShuffleRecord]] = KeptShoes()
 
     def answer(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
         if request.get("cmd") == "shuffle_report":
@@ -56,12 +57,7 @@ class ShuffleDesk:
         return self._shuffle(request)
 
     def _findings(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
-        values = {}
-        for name in ("shoe", "against", "round", "after_seq"):
-            value = optional_int(request, name, low=0)
-            if value is None:
-                raise ControlError("bad_request", f"shuffle_report needs {name}: a whole number")
-            values[name] = value
+        values = whole_numbers(request, ("shoe", "against", "round", "after_seq"))
         final = request.get("final", False)
         if not isinstance(final, bool):
             raise ControlError("bad_request", "shuffle_report: final must be true or false")
@@ -90,11 +86,10 @@ class ShuffleDesk:
         return accepted(stored, item.shoe, item.round)
 
     def _keep(self, shoe: int, record: ShuffleRecord) -> None:
-        records = self._kept.setdefault(shoe, [])
+        records = self._kept.get(shoe) or []
         if not any(kept is record for kept in records):
-            records.append(record)
-        for old in sorted(self._kept)[:-KEPT_SHOES]:
-            del self._kept[old]
+            records = [*records, record]
+        self._kept.put(shoe, records)
 
     def _shuffle(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The latest findings of a shoe (default: the one in the book if it has any, else
@@ -103,10 +98,8 @@ class ShuffleDesk:
         book = self._controller.table.book
         if book.shuffle.report is not None:
             self._keep(book.number, book.shuffle)
-        if shoe is None:
-            shoe = book.number if book.shuffle.report is not None or not self._kept else None
-            shoe = max(self._kept) if shoe is None else shoe
-        records = [kept for kept in self._kept.get(shoe, ()) if kept.report is not None]
+        shoe = self._kept.shoe_asked(shoe, book.number, book.shuffle.report is not None)
+        records = [kept for kept in self._kept.get(shoe) or () if kept.report is not None]
         if not records:
             raise ControlError(
                 "not_found",

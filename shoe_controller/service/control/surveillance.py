@@ -18,23 +18,30 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from shoe_controller.service.config import Config
+from shoe_controller.service.control.kept_shoes import KeptShoes
 from shoe_controller.service.control.requests import (
     ControlError,
     accepted,
     journaled,
     optional_int,
+    whole_numbers,
 )
 from shoe_controller.service.control.shuffle_desk import COMMANDS as SHUFFLE_COMMANDS
 from shoe_controller.service.control.shuffle_desk import ShuffleDesk
 from shoe_controller.service.peers import Peer, group_refusal, os_user_note
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import StoredEvent
-from shoe_controller.table.edge_watch import EdgeWatch, history, report_problem, summary
+from shoe_controller.table.edge_watch import (
+    EdgeWatch,
+    freshness_problem,
+    history,
+    report_problem,
+    summary,
+)
 from shoe_controller.vocab.events import SURVEILLANCE_FAMILY
 from shoe_controller.vocab.inputs import Input, SurveillanceReport
 
 COMMANDS = ("report", "edge", *SHUFFLE_COMMANDS)  # shuffle_desk.py answers the shuffle watch's
-KEPT_SHOES = 3  # ended shoes whose reports `edge --shoe` still shows (until a restart)
 # The answers that carry events, and where: what a peer outside the group does not see.
 _EVENT_LISTS = {"events": "events", "round": "events", "outbox": "sinks"}
 
@@ -78,7 +85,7 @@ class SurveillanceDesk:
         self._clock = clock
         self._submit = submit
         self._lookup = lookup
-        self._kept: dict[int, EdgeWatch] = {}  # shoe -> its reports, the latest shoes
+        self._kept: KeptShoes[EdgeWatch] = KeptShoes()  # shoe -> its reports
         self._shuffle = ShuffleDesk(controller, clock, submit)  # docs/shuffle.md
 
     # ------------------------------------------------------------------ who
@@ -123,12 +130,7 @@ class SurveillanceDesk:
         return self._edge(request)
 
     def _report(self, request: Mapping[str, Any], peer: Peer) -> dict[str, Any]:
-        values = {}
-        for name in ("shoe", "round", "after_seq"):
-            value = optional_int(request, name, low=0)
-            if value is None:
-                raise ControlError("bad_request", f"report needs {name}: a whole number")
-            values[name] = value
+        values = whole_numbers(request, ("shoe", "round", "after_seq"))
         for name in ("cards_left", "bets"):
             if not isinstance(request.get(name), Mapping):
                 raise ControlError("bad_request", f"report needs {name}: an object")
@@ -148,32 +150,17 @@ class SurveillanceDesk:
         problem = report_problem(report)
         if problem is not None:
             raise ControlError("bad_request", f"report: {problem}")
-        self._check_fresh(report)
+        # A stale report is answered without touching the journal: the companion catching up
+        # sends such reports, and they say nothing.
+        book = self._controller.table.book
+        stale = freshness_problem(book.number, book.open, book.surveillance, report)
+        if stale is not None:
+            raise ControlError("stale", stale)
         stored = journaled(self._submit, report, "the report")
         book = self._controller.table.book
         if book.number == report.shoe:
-            self._keep(report.shoe, book.surveillance)
+            self._kept.put(report.shoe, book.surveillance)
         return accepted(stored, report.shoe, report.round, threshold=report.threshold)
-
-    def _check_fresh(self, report: SurveillanceReport) -> None:
-        """A report for another shoe, or not newer than the last, is answered `stale` and
-        not journaled: the companion catching up sends such reports, and they say nothing."""
-        book = self._controller.table.book
-        if not book.open or book.number != report.shoe:
-            now = f"shoe {book.number} is open" if book.open else "no shoe is open"
-            raise ControlError("stale", f"report for shoe {report.shoe}: {now}")
-        latest = book.surveillance.latest
-        if latest is not None and report.after_seq <= latest.after_seq:
-            raise ControlError(
-                "stale",
-                f"report after seq {report.after_seq}: the table has one after seq"
-                f" {latest.after_seq}",
-            )
-
-    def _keep(self, shoe: int, watch: EdgeWatch) -> None:
-        self._kept[shoe] = watch
-        for old in sorted(self._kept)[:-KEPT_SHOES]:
-            del self._kept[old]
 
     def _edge(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The latest report of a shoe (default: the open one, else the last reported),
@@ -181,9 +168,8 @@ class SurveillanceDesk:
         shoe = optional_int(request, "shoe", low=0)
         book = self._controller.table.book
         if book.surveillance.reports:
-            self._keep(book.number, book.surveillance)
-        if shoe is None:
-            shoe = book.number if book.surveillance.reports or not self._kept else max(self._kept)
+            self._kept.put(book.number, book.surveillance)
+        shoe = self._kept.shoe_asked(shoe, book.number, bool(book.surveillance.reports))
         watch = self._kept.get(shoe)
         latest = watch.latest if watch is not None else None
         if watch is None or latest is None:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from drivers.session.spec import DeviceTimings
 from drivers.sim.base import SimConfig
 from drivers.sim.devices import make_device
 from drivers.sim.pty import SimRunner
@@ -33,7 +34,7 @@ from shoe_controller.delivery.push import PushConfig, PushSink
 from shoe_controller.delivery.sink import Backoff
 from shoe_controller.service.config import Config, DeviceSection, from_mapping
 from shoe_controller.service.control import ControlServer, ControlService
-from shoe_controller.service.devices import DeviceOptions, DeviceRunner
+from shoe_controller.service.devices import DeviceRunner
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.cards import parse_card
@@ -160,7 +161,7 @@ class LiveTable:
             DeviceSection(port=str(self.workdir / "shoe.tty"), kind="optical"),
             self._store,
             None,
-            options=DeviceOptions(silence_timeout=30.0, backoff_initial=0.05, backoff_max=0.2),
+            options=DeviceTimings(silence_timeout=30.0, backoff_initial=0.05, backoff_max=0.2),
         )
         self.service = ControlService(
             self.controller,

@@ -65,7 +65,7 @@ PUSH_API_FIELDS: dict[str, set[str]] = {
 SHOE_END_REASONS = {"cut_card", "supervisor", "misdeal", "security"}
 
 
-class Driver:
+class ClockedTable:
     """A table and a clock; every call returns the events of the inputs it applied."""
 
     def __init__(self, config: TableConfig | None = None, last_shoe: int = 0) -> None:

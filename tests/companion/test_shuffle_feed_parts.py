@@ -4,7 +4,7 @@ order it records for a shoe is the order the cards left it, whatever the dealing
 last card, squeezed cards named only at their reveal, RFID tags), and the `shuffle_report`
 requests it makes of two short shoes, the second repeating a stretch of the first.
 
-The table is the test kit's Driver (the table's own inputs, one by one); the feed reads its
+The table is the test kit's ClockedTable (the table's own inputs, one by one); the feed reads its
 events in the PUSH_API form with a seq, as the companion reads the journal's. Events no table
 sends (a burn that names fewer cards than its count, damaged fields) are written by hand."""
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from shoe_testkit.table import Driver
+from shoe_testkit.table import ClockedTable
 
 from shoe_controller.companion.shuffle_feed import ShoeOrder, ShuffleAnalyst
 from shoe_controller.game.surveillance.shuffle_watch import ShuffleWatch
@@ -29,7 +29,7 @@ class Watched:
     """A table and the companion's shuffle analyst reading its events, requests answered."""
 
     def __init__(self, config: TableConfig = PLAIN) -> None:
-        self.driver = Driver(config)
+        self.driver = ClockedTable(config)
         self.analyst = ShuffleAnalyst(8)
         self.seq = 0
         self.requests: list[dict[str, Any]] = []
@@ -52,7 +52,7 @@ class Watched:
         return events
 
     def __getattr__(self, name: str) -> Any:
-        """The Driver's calls (load, deal, card, sup, reveal), their events fed on."""
+        """The ClockedTable's calls (load, deal, card, sup, reveal), their events fed on."""
         call = getattr(self.driver, name)
         return lambda *args, **kwargs: self.feed(call(*args, **kwargs))
 
