@@ -1,7 +1,7 @@
 """A shoe's cards as its public events name them: the one fold the scoreboard, the surveillance
 companion's sightings and shuffle watch, and shoectl's round lines read them with.
 
-Events come in PUSH_API.md form (`type`, `round`, `data`), in journal order. Only what an
+Events come in docs/spec-push-api.md form (`type`, `round`, `data`), in journal order. Only what an
 event makes public counts (R15): in squeeze mode `card.dealt` names no card (null) and its
 `card.revealed` does; a round's result names its hands, final after corrections or a
 re-arrangement; `round.voided` names every card the round took (null for one never

@@ -1,5 +1,5 @@
 """The companion's analyst (companion/companion.py `Analyst`): the composition of the cards not
-seen, and the report it makes after an event that calls for one (issue 15, R14, R15)."""
+seen, and the report it makes after an event that calls for one (R14, R15)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The companion's reports at the table: a whole shoe dealt by the perfect dealer with the
 analyst's report after every due event, the journaled inputs replayed (the same events), and
-the shoe's end forgetting its reports (issue 15)."""
+the shoe's end forgetting its reports."""
 
 from __future__ import annotations
 
