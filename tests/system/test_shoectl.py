@@ -131,20 +131,22 @@ def test_check_warns_while_delivery_to_the_table_server_fails(live: LiveTable) -
 
 def test_devices_shows_link_statistics_and_identity(live: LiveTable) -> None:
     open_shoe(live)
+    # heartbeats go on arriving: the table's count lies between the two JSON reads around it
+    before = json.loads(live.shoectl("devices", "--json").stdout)["devices"][0]["link"]
     result = live.shoectl("devices")
+    after = json.loads(live.shoectl("devices", "--json").stdout)["devices"][0]["link"]
     assert result.returncode == 0
     header, row = result.stdout.splitlines()
     assert header.split() == [
         "DEVICE", "STATUS", "KIND", "VENDOR", "MODEL", "SERIAL", "FIRMWARE",
         "FRAMES", "CRC_ERR", "RETRANS", "RECONN", "FAULTS/LAST", "ERROR",
     ]  # fmt: skip
-    stats = json.loads(live.shoectl("devices", "--json").stdout)["devices"][0]
-    frames = stats["link"]["frames_in"]
-    assert frames >= 4
+    assert before["frames_in"] >= 4
     columns = re.split(r"\s{2,}", row.strip())
-    assert columns[:8] == [
-        "scanner", "connected", "optical", "Acme Gaming", "OS-9", "SN-4711", "2.3.1", str(frames),
+    assert columns[:7] == [
+        "scanner", "connected", "optical", "Acme Gaming", "OS-9", "SN-4711", "2.3.1",
     ]  # fmt: skip
+    assert before["frames_in"] <= int(columns[7]) <= after["frames_in"]
     assert header.index("VENDOR") == row.index("Acme Gaming")  # aligned
 
 
