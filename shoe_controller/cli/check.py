@@ -71,6 +71,13 @@ def summary(config: Config) -> list[str]:
         label = section.label
         lines.append("events to " + ("the table server ([server])" if label == "server" else label))
     lines.append(f"journal {config.journal.path}, control socket {config.control.socket}")
+    journal = config.journal
+    if Path(journal.checkpoint_key).exists():  # load_checked read it: a key, or refused
+        lines.append(f"journal checkpoints signed with {journal.checkpoint_key}, every"
+                     f" {journal.checkpoint_every_s:g} s while dealing")  # fmt: skip
+    else:
+        lines.append(f"journal checkpoints OFF: no key {journal.checkpoint_key}"
+                     f" (shoe-controller key --new {journal.checkpoint_key})")  # fmt: skip
     return lines
 
 

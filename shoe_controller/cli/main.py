@@ -92,6 +92,12 @@ def _check() -> click.Command:
     return check_command
 
 
+def _key() -> click.Command:
+    from shoe_controller.cli.key import key_command  # noqa: PLC0415 - loaded when called
+
+    return key_command
+
+
 def _surveillance() -> click.Command:
     from shoe_controller.cli.surveillance import surveillance_command  # noqa: PLC0415 - loaded when called
 
@@ -137,6 +143,9 @@ SUBCOMMANDS: Mapping[str, Subcommand] = MappingProxyType(
             "A shift report from the journal: per hour and per dealer, rounds, pace, holds by"
             " kind and time to resolve, voids, misdeals, shoes.",
             _report,
+        ),
+        "key": Subcommand(
+            "Make the table's checkpoint signing key, or print its public key.", _key
         ),
         "verify": Subcommand(
             "Check an export's hash chain and replay it, or check a journal's whole chain.",

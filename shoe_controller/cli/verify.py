@@ -5,6 +5,8 @@ chain is intact from the link the file says it follows to its last record, and r
 its inputs on a fresh table, with the table settings the file journals (`--config` instead,
 if given), gives exactly its events. `verify --journal PATH`: the whole
 chain of a journal file, read-only (the daemon may be running), and its integrity check.
+Either with `--checkpoints CP [--public-key FILE]`: the chain held to the signed checkpoints
+its copies off the table PC hold (cli/verify_checkpoints.py).
 Exit 0 verified, 1 not (each check says why, naming the first bad record). Times are shown
 in this machine's zone with the offset, or in UTC with `--utc` (as shoectl shows them).
 """
@@ -20,6 +22,14 @@ from typing import Any
 import click
 
 from shoe_controller.cli.shoectl.times import Times
+from shoe_controller.cli.verify_checkpoints import (
+    Copies,
+    GivenKeys,
+    check_checkpoints,
+    own_checkpoints,
+    read_copies_file,
+    read_given_keys,
+)
 from shoe_controller.store.chain import (
     EVENT,
     GENESIS,
@@ -27,6 +37,7 @@ from shoe_controller.store.chain import (
     ChainRecord,
     event_canonical,
     input_canonical,
+    input_ends,
     walk,
 )
 from shoe_controller.store.export import FORMAT, FORMAT_VERSION
@@ -133,8 +144,16 @@ def _chain_record(
         raise FileError(f"{where}: not a whole {record.get('record')} record: {error}") from None
 
 
-def verify_export(export: ExportFile, override: TableConfig | None, times: Times) -> Verdict:
-    """The chain, then the replay (module docstring); times shown as `times` says."""
+def verify_export(
+    export: ExportFile,
+    override: TableConfig | None,
+    times: Times,
+    *,
+    copies: Copies | None = None,
+    given: GivenKeys | None = None,
+) -> Verdict:
+    """The chain, the replay, then the checkpoints, the file's own and `copies` (module
+    docstring); times shown as `times` says."""
     verdict = Verdict()
     header, trailer = export.header, export.trailer
     selection = ", ".join(f"{key} {value}" for key, value in header.get("selection", {}).items())
@@ -157,6 +176,15 @@ def verify_export(export: ExportFile, override: TableConfig | None, times: Times
     else:
         verdict.say("chain", f"BROKEN at {report.first_bad}: {report.problem}", good=False)
     _replay(export, override, verdict)
+    check_checkpoints(
+        verdict,
+        controller_id=str(header.get("controller_id")),
+        ends=input_ends(export.records, str(header.get("follows"))),
+        own=own_checkpoints(event for events in export.events.values() for event in events),
+        copies=copies,
+        given=given,
+        times=times,
+    )
     return verdict
 
 
@@ -248,8 +276,15 @@ def _stored(event: Mapping[str, Any]) -> StoredEvent:
     )  # fmt: skip
 
 
-def verify_journal(path: Path) -> Verdict:
-    """The whole chain of a journal file and its integrity check, read-only."""
+def verify_journal(
+    path: Path,
+    *,
+    copies: Copies | None = None,
+    given: GivenKeys | None = None,
+    times: Times | None = None,
+) -> Verdict:
+    """The whole chain of a journal file, its integrity check and its checkpoints, the
+    journal's own and `copies`, read-only."""
     verdict = Verdict()
     with Journal.open(path, None, read_only=True) as journal:
         state = journal.integrity.chain_state()
@@ -272,6 +307,19 @@ def verify_journal(path: Path) -> Verdict:
             verdict.say("check", "; ".join(problems), good=False)
         else:
             verdict.say("check", "sound")
+        own = own_checkpoints(event.to_wire() for event in journal.integrity.checkpoints())
+        wanted = {item.checkpoint.input_no for item in own if not isinstance(item, str)}
+        wanted |= {item.checkpoint.input_no for item in (copies.held if copies else ())}
+        check_checkpoints(
+            verdict,
+            controller_id=journal.controller_id,
+            ends=journal.integrity.input_ends(wanted),
+            own=own,
+            copies=copies,
+            given=given,
+            times=times or Times.chosen(False),
+            last_input=journal.reads.last_input(),
+        )
     return verdict
 
 
@@ -302,21 +350,45 @@ def _load_config(path: Path | None) -> TableConfig | None:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Replay with this configuration's table settings instead of the file's.",
 )
+@click.option(
+    "--checkpoints",
+    "checkpoints_path",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Hold the chain to these signed checkpoints (JSON lines, as a sink received them).",
+)
+@click.option(
+    "--public-key",
+    "public_keys",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="The table's public key (`shoe-controller key --public`); again for an older key.",
+)
 @click.option("--utc", is_flag=True, help="Times in UTC instead of this machine's zone (TZ).")
 def verify_command(
-    file: Path | None, journal_path: Path | None, config_path: Path | None, utc: bool
+    *,
+    file: Path | None,
+    journal_path: Path | None,
+    config_path: Path | None,
+    checkpoints_path: Path | None,
+    public_keys: tuple[Path, ...],
+    utc: bool,
 ) -> None:
     """Check an export's hash chain and replay it, or check a journal's whole chain."""
     if (file is None) == (journal_path is None):
         raise click.UsageError("give an export FILE, or --journal PATH")
+    copies = read_copies_file(checkpoints_path) if checkpoints_path is not None else None
+    given = read_given_keys(public_keys)
+    times = Times.chosen(utc)
     try:
         if journal_path is not None:
-            verdict = verify_journal(journal_path)
+            verdict = verify_journal(journal_path, copies=copies, given=given, times=times)
         else:
             assert file is not None
             with file.open(encoding="utf-8") as stream:
                 export = read_export(stream, str(file))
-            verdict = verify_export(export, _load_config(config_path), Times.chosen(utc))
+            verdict = verify_export(
+                export, _load_config(config_path), times, copies=copies, given=given
+            )
     except JournalError as error:
         raise click.ClickException(str(error)) from None
     except UnicodeDecodeError:

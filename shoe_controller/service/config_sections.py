@@ -201,6 +201,9 @@ def _check_sink(sink: SinkSection) -> None:
         )
 
 
+CHECKPOINT_EVERY_S = (10.0, 3600.0)  # [journal] checkpoint_every_s: its range
+
+
 @dataclass(frozen=True)
 class JournalSection:
     """[journal]: where inputs and events are kept, and for how long once delivered."""
@@ -208,12 +211,19 @@ class JournalSection:
     path: str = "/var/lib/shoe-controller/journal.db"
     retention_days: int = 90
     min_free_mb: int = 256  # below this free on its disk the table is held (docs/delivery.md)
+    # The signed checkpoints (docs/journal.md "Checkpoints"): the Ed25519 key (absent: none
+    # are taken, and the log says so at every start) and how often while the table deals.
+    checkpoint_key: str = "/etc/shoe-controller/checkpoint.key"
+    checkpoint_every_s: float = 300.0
 
     def __post_init__(self) -> None:
         if self.retention_days < 1:
             raise ValueError("retention_days must be 1 or more")
         if self.min_free_mb < 1:
             raise ValueError("min_free_mb must be 1 or more")
+        low, high = CHECKPOINT_EVERY_S
+        if not low <= self.checkpoint_every_s <= high:  # nan fails too
+            raise ValueError(f"checkpoint_every_s must be {low:g} to {high:g} seconds")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from drivers.translate.shuffler import ShufflerTranslator
 from shoe_controller import __version__
 from shoe_controller.delivery.sink import Sink, SinkFault
 from shoe_controller.service import journal_lock, logs, sink_kinds
+from shoe_controller.service.checkpoints import daemon_checkpoints, signer_of
 from shoe_controller.service.config import Config, ConfigError, load
 from shoe_controller.service.control import ControlError, ControlServer, ControlService
 from shoe_controller.service.devices import DeviceRunner, StorageFailedError, Store
@@ -100,6 +101,7 @@ class Daemon:
         # Checked at once: a key file that cannot be read is a configuration error.
         try:
             sink_kinds.check_secrets(config)
+            self._signer = signer_of(config.journal)  # the checkpoints' (None: no key)
         except ValueError as error:
             raise StartupError(str(error)) from None
 
@@ -323,16 +325,14 @@ class Daemon:
             for name, runner in self.devices.items()
         ]
         assert self.controller is not None
-        upkeep = Upkeep(  # watchdog, STATUS, retention, the journal disk's space
-            self.config.journal,
-            self.controller,
-            self._notifier,
-            devices=self.devices,
-            status_line=self.status_line,
-            submit=self.submit,
-            clock=self._clock,
-            on_outcome_unknown=self._outcome_unknown,
-        )
+        # The chain's signed checkpoints (docs/journal.md "Checkpoints"); None without a key.
+        checkpoints = daemon_checkpoints(self._signer, self.controller, self.submit, self.config,
+                                         clock=self._clock, listen=self.add_listener)  # fmt: skip
+        upkeep = Upkeep(  # watchdog, STATUS, retention, the journal disk's space, checkpoints
+            self.config.journal, self.controller, self._notifier, devices=self.devices,
+            status_line=self.status_line, submit=self.submit, clock=self._clock,
+            on_outcome_unknown=self._outcome_unknown, checkpoints=checkpoints,
+        )  # fmt: skip
         tasks.append(asyncio.create_task(upkeep.run(self._stop), name="housekeeping"))
         lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
         tasks.append(lag)

@@ -2,12 +2,12 @@
 
 `config.load` checks each value by itself (types, ranges, URLs, lengths). This module checks
 what the values name: each sink's key file and its mode, its TLS and password files, the
-inbound API's key and TLS files, the journal's file, directory and lock file, the control
-socket's directory, the devices' URL schemes, and the deck registries, which it loads once
-for the daemon to use. A value the daemon cannot run with must stop start-up with one line naming
-the key and exit status 1, before systemd hears READY: a traceback at every restart is a
-crash loop, and a daemon that runs without its control socket or retries a journal that can
-never open is a table that looks up and is not.
+inbound API's key and TLS files, the journal's file, directory and lock file and its
+checkpoint key, the control socket's directory, the devices' URL schemes, and the deck
+registries, which it loads once for the daemon to use. A value the daemon cannot run with must
+stop start-up with one line naming the key and exit status 1, before systemd hears READY: a
+traceback at every restart is a crash loop, and a daemon that runs without its control socket
+or retries a journal that can never open is a table that looks up and is not.
 docs/config.md lists the rules.
 """
 
@@ -31,6 +31,8 @@ from shoe_controller.delivery.http_client import parse_base_url
 from shoe_controller.delivery.pushapi import KeyFileError, SigningKey
 from shoe_controller.service import journal_lock, sink_kinds
 from shoe_controller.service.config import Config, ConfigError, DeviceSection, ServerSection, load
+from shoe_controller.store.checkpoint import CheckpointError
+from shoe_controller.store.checkpoint_keys import load_signer
 
 OTHERS = stat.S_IRWXO  # a secret's mode may give others nothing (docs/install.md: 0640)
 DEVICE_SECTIONS = ("scanner", "shuffler")
@@ -63,6 +65,7 @@ def check(config: Config) -> Checked:
     _check_sinks(config)
     _check_api(config)
     _check_journal(config.journal.path)
+    _check_checkpoint_key(config.journal.checkpoint_key)
     _check_socket(config.control.socket)
     registries: dict[str, DeckRegistry] = {}
     for name in DEVICE_SECTIONS:
@@ -188,6 +191,22 @@ def _check_lock_file(value: str, lock: Path) -> None:
     if not os.access(lock, os.R_OK | os.W_OK):
         problem = "cannot be read and written by this user (left by another user's daemon?)"
         raise _fault("journal", "path", value, f"lock file {lock} {problem}")
+
+
+def _check_checkpoint_key(value: str) -> None:
+    """The checkpoints' signing key: absent, the daemon takes no checkpoint (and says so at
+    every start: service/checkpoints.py); there, a secret as the table's key is, and a key."""
+    try:
+        os.lstat(value)
+    except FileNotFoundError:
+        return
+    except OSError:
+        pass  # under a file, not searchable ...: named below
+    _check_file("journal", "checkpoint_key", value, secret=True)
+    try:
+        load_signer(value)
+    except CheckpointError as error:
+        raise _fault("journal", "checkpoint_key", value, str(error)) from None
 
 
 def _check_socket(value: str) -> None:

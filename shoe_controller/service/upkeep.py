@@ -1,5 +1,6 @@
 """The daemon's upkeep every few seconds: systemd's watchdog pings and STATUS, the device links'
-error rates, the journal's retention, and the free space on the journal's disk.
+error rates, the journal's retention, the free space on the journal's disk, and the journal's
+periodic signed checkpoints (service/checkpoints.py).
 
 It runs as one task on the daemon's loop, so a stuck loop stops the watchdog pings and systemd
 restarts the daemon.
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import structlog
 
+from shoe_controller.service.checkpoints import Checkpoints
 from shoe_controller.service.config import JournalSection
 from shoe_controller.service.devices import DeviceRunner
 from shoe_controller.service.sdnotify import Notifier
@@ -61,10 +63,12 @@ class Upkeep:
         submit: Callable[[Sequence[Input]], object],
         clock: Callable[[], float],
         on_outcome_unknown: Callable[[JournalError], None] | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         """`status_line()` is systemd's STATUS; `submit(inputs)` stores the journal disk's
         fault (Daemon.submit: JournalError when it cannot); `on_outcome_unknown(error)` is
-        told of a retention commit the disk failed (the daemon exits to recover)."""
+        told of a retention commit the disk failed (the daemon exits to recover);
+        `checkpoints` is ticked at every round (None: no key, no checkpoints)."""
         self._settings = settings
         self._controller = controller
         self._notifier = notifier
@@ -73,6 +77,7 @@ class Upkeep:
         self._submit = submit
         self._clock = clock
         self._on_outcome_unknown = on_outcome_unknown
+        self._checkpoints = checkpoints
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watchdog pings from the loop itself (a stuck loop stops them), status, retention."""
@@ -87,6 +92,8 @@ class Upkeep:
             if now - last_prune >= PRUNE_EVERY_S:
                 last_prune = now
                 self._prune()
+            if self._checkpoints is not None:
+                self._checkpoints.tick()
             self._watch_space()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), interval)

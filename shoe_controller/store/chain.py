@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from typing import Any
 
 GENESIS = "0" * 64  # what the first record of a new journal follows
@@ -120,6 +120,23 @@ def in_chain_order(
     while event is not None:
         yield event
         event = next(pending, None)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChainPoint:
+    """Where the chain stands after a whole input: the last input stored, the last event seq
+    stored (0: none yet), and the link of the last record, which the next record follows.
+
+    Inputs and events are numbered from 1 and never reused, each one record of the chain, so
+    `records` is every record the journal has stored since it began (pruned ones too)."""
+
+    input_no: int
+    seq: int
+    head: str
+
+    @property
+    def records(self) -> int:
+        return self.input_no + self.seq
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -266,3 +283,59 @@ class _Seen:
 def _span(what: str, low: int, high: int) -> str:
     plural = "inputs" if what == "input" else "event seqs"
     return f"{what} {low}" if low == high else f"{plural} {low}-{high}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class InputEnd:
+    """The chain as a stretch of records stands after one whole input (the input and its
+    events): what a checkpoint taken then signed. `seq` is None where the stretch does not
+    tell (no event stored yet within it); `name` the record whose link `head` is (None: the
+    link the stretch follows, before its first record)."""
+
+    input_no: int
+    seq: int | None
+    head: str
+    name: str | None
+
+
+def input_ends(
+    records: Iterable[ChainRecord], follows: str, wanted: Container[int] | None = None
+) -> dict[int, InputEnd]:
+    """Where the chain stands after each whole input of `records` (in chain order, links as
+    stored), and before the first: the link they follow, under the input number before it;
+    only those `wanted`, when given (a whole journal's inputs are many). A checkpoint names
+    the input it was taken after (store/checkpoint.py), and is compared with the head found
+    here."""
+    ends: dict[int, InputEnd] = {}
+    if wanted is None:
+        wanted = _EVERY
+    current: int | None = None
+    seq: int | None = None
+    head, name = follows, None
+    for record in records:
+        if record.kind == INPUT:
+            if current is None:  # the first input: what came before it, as far as it tells
+                if record.number - 1 in wanted:
+                    before = record.seqs.start - 1 if record.seqs else None
+                    ends[record.number - 1] = InputEnd(record.number - 1, before, follows, None)
+            elif current in wanted:
+                ends[current] = InputEnd(current, seq, head, name)
+            if record.seqs:
+                seq = record.seqs.start - 1
+            current = record.number
+        else:
+            seq = record.number
+        head, name = record.stored or "", record.name
+    if current is not None and current in wanted:
+        ends[current] = InputEnd(current, seq, head, name)
+    return ends
+
+
+class _Every:
+    """Every input number."""
+
+    def __contains__(self, _number: object) -> bool:
+        return True
+
+
+_EVERY = _Every()

@@ -21,13 +21,18 @@ from typing import Any
 
 import structlog
 
-from shoe_controller.store.errors import JournalOutcomeUnknown, JournalWrittenElsewhere
+from shoe_controller.store.errors import (
+    JournalOutcomeUnknown,
+    JournalWrittenElsewhere,
+    RecordInvalid,
+)
 from shoe_controller.store.journal import Journal, JournalError, ReplayMismatch, StoredEvent
 from shoe_controller.table.config import TableConfig
 from shoe_controller.table.procedures import Table
 from shoe_controller.vocab.inputs import (
     ControllerStarted,
     Input,
+    JournalCheckpoint,
     TableSettings,
     input_from_json,
     input_to_json,
@@ -128,6 +133,11 @@ class Controller:
             queue = list(items)
             while queue:
                 item = queue.pop(0)
+                if isinstance(item, JournalCheckpoint):
+                    # Belongs to no shoe: never a shoe's first input, nor its settings' cue.
+                    self._check_checkpoint(item, first=not steps)
+                    steps.append((input_to_json(item), self.table.apply(item), None))
+                    continue
                 shoe = self.table.shoe_of(item)
                 if isinstance(item, TableSettings):
                     settings_shoe = max(shoe, settings_shoe or 0)
@@ -165,6 +175,20 @@ class Controller:
                 # supervisor would repeat an action the table already took.
                 log.exception("a listener failed after the commit", seqs=[e.seq for e in stored])
         return stored
+
+    def _check_checkpoint(self, item: JournalCheckpoint, *, first: bool) -> None:
+        """A checkpoint is journaled only where it says the chain stands: first in its
+        transaction, after the last record committed (docs/journal.md "Checkpoints")."""
+        point = self.journal.chain_point
+        if not first or (item.input_no, item.seq, item.head) != (
+            point.input_no,
+            point.seq,
+            point.head,
+        ):
+            raise RecordInvalid(
+                f"a checkpoint of input {item.input_no}, seq {item.seq} is not where the chain"
+                f" stands (input {point.input_no}, seq {point.seq}): not journaled"
+            )
 
 
 __all__ = ["Controller", "JournalError", "Recovery", "ReplayMismatch"]

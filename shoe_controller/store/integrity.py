@@ -5,19 +5,24 @@ Never repairs anything: a damaged file or a broken chain is reported, naming wha
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any
 
 from shoe_controller.store.chain import (
     EVENT_CHAIN_COLUMNS,
     INPUT_CHAIN_COLUMNS,
     ChainReport,
+    InputEnd,
     event_record,
     in_chain_order,
+    input_ends,
     input_record,
     walk,
 )
 from shoe_controller.store.connection import JournalConnection
 from shoe_controller.store.errors import JournalCorrupt
+from shoe_controller.store.records import EVENT_COLUMNS, StoredEvent
+from shoe_controller.vocab.events import EventType
 
 
 class JournalIntegrity:
@@ -101,6 +106,26 @@ class JournalIntegrity:
             report = ChainReport(False, 0, "", "", "the file", f"sqlite: {exc}")
         self._chain_report = report
         return report
+
+    def input_ends(self, wanted: Container[int]) -> dict[int, InputEnd]:
+        """Where the chain stands after each input `wanted` (chain.input_ends: the links as
+        stored, from the anchor on), in one snapshot, read as the walk reads it: for
+        `verify --journal --checkpoints`."""
+        with self._connection.read() as conn:
+            (anchor,) = conn.execute("SELECT chain_anchor FROM journal").fetchone()
+            inputs = conn.execute(f"SELECT {INPUT_CHAIN_COLUMNS} FROM inputs ORDER BY input_no")
+            events = conn.execute(f"SELECT {EVENT_CHAIN_COLUMNS} FROM events ORDER BY seq")
+            records = in_chain_order(map(input_record, inputs), map(event_record, events))
+            return input_ends(records, anchor, wanted)
+
+    def checkpoints(self) -> list[StoredEvent]:
+        """The journal's own `journal.checkpoint` events, in seq order (docs/journal.md
+        "Checkpoints"): one scan of the events."""
+        rows = self._connection.query(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE type = ? ORDER BY seq",
+            (str(EventType.JOURNAL_CHECKPOINT),),
+        )
+        return [self._connection.event(row) for row in rows]
 
     def note_chain(self, report: ChainReport) -> None:
         """Keep what another walk of the chain found (prune's, of the records it would

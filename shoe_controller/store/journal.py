@@ -25,7 +25,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from shoe_controller.store.chain import ChainReport, event_canonical, input_canonical, link
+from shoe_controller.store.chain import (
+    ChainPoint,
+    ChainReport,
+    event_canonical,
+    input_canonical,
+    link,
+)
 from shoe_controller.store.connection import JournalConnection
 from shoe_controller.store.errors import (
     JournalBusy,
@@ -59,6 +65,7 @@ SHOE_ENDED = str(EventType.SHOE_ENDED)  # marks a shoe as finished, for retentio
 CONTROLLER_STARTED = "controller_started"  # the input whose `boot` is the boot counter
 
 __all__ = [
+    "ChainPoint",
     "ChainReport",
     "Journal",
     "JournalBusy",
@@ -177,6 +184,12 @@ class Journal:
     def __repr__(self) -> str:
         mode = "ro" if self.read_only else "rw"
         return f"Journal({str(self.path)!r}, {self.controller_id!r}, {mode})"
+
+    @property
+    def chain_point(self) -> ChainPoint:
+        """Where the chain stands: the last input and event seq stored and the link of the
+        last record, as this process committed them (what a checkpoint signs)."""
+        return ChainPoint(self._last_input, self._last_seq, self._chain_head)
 
     def limit_cache(self, kib: int) -> None:
         """At most `kib` KiB of page cache on this connection (SQLite's default: 2 MB)."""

@@ -30,6 +30,7 @@ from shoe_controller.table.context import EPOCH, Context, DeviceBoard, Refusing
 from shoe_controller.table.device_counters import time_went_back
 from shoe_controller.table.edge_reports import on_report
 from shoe_controller.table.holds import hold_after_bug
+from shoe_controller.table.journal_checkpoint import on_checkpoint
 from shoe_controller.table.settings import on_settings
 from shoe_controller.table.shoe_times import carried, on_previous_shoe
 from shoe_controller.table.shuffle_reports import on_findings
@@ -47,6 +48,7 @@ from shoe_controller.vocab.inputs import (
     DeviceFaultCleared,
     DeviceLost,
     Input,
+    JournalCheckpoint,
     PreviousShoe,
     ShoeStateChanged,
     ShuffleDone,
@@ -78,6 +80,7 @@ INPUT_HANDLERS: Mapping[type, Callable[[Context, Any], None]] = MappingProxyType
         TableSettings: on_settings,
         BettingChanged: on_betting,
         PreviousShoe: on_previous_shoe,
+        JournalCheckpoint: on_checkpoint,
     }
 )
 _CARD_INPUTS = (CardDrawn, CardsMissed, CutCardSeen)  # what the shoe sends as it deals
@@ -138,6 +141,12 @@ class Table:
         return self._ctx.book
 
     @property
+    def holds_unrevealed_cards(self) -> bool:
+        """R15: the round in play holds squeezed cards the dealer has not revealed yet."""
+        current = self._ctx.book.round
+        return current is not None and bool(current.hidden())
+
+    @property
     def indicator(self) -> tuple[int, int]:
         """The INDICATE (pattern, arg) the shoe should show now (docs/spec-protocol.md)."""
         return indicator(self._ctx)
@@ -179,7 +188,8 @@ class Table:
                 )
             else:
                 self._handle(item)
-                if not isinstance(item, TableSettings):  # its time is the next input's
+                # A settings input's time is the next input's; a checkpoint's the daemon's.
+                if not isinstance(item, TableSettings | JournalCheckpoint):
                     self._note_time(belongs, item.at)
             self._note_refusing(item)
         except Exception as error:  # a bug of the table, never the input's: undo and report

@@ -11,8 +11,8 @@ from typing import Any
 
 class EventType(StrEnum):
     """docs/spec-push-api.md "Event types", the controller's own surveillance events
-    (docs/surveillance.md), which are for the surveillance room, not the pit, and the round's
-    clock of a table that waits for bets to close."""
+    (docs/surveillance.md), which are for the surveillance room, not the pit, the round's
+    clock of a table that waits for bets to close, and the journal's signed checkpoints."""
 
     CONTROLLER_STARTED = "controller.started"
     DEVICE_CONNECTED = "device.connected"
@@ -49,6 +49,9 @@ class EventType(StrEnum):
     SURVEILLANCE_SHUFFLE_REPORT = "surveillance.shuffle_report"
     # The RFID tags of cards once public, for the shuffle watch's identity tests.
     SURVEILLANCE_CARD_TAGS = "surveillance.card_tags"
+    # Where the journal's hash chain stood, signed with the table's key (
+    # docs/journal.md "Checkpoints"): its copies at the sinks hold the journal to it.
+    JOURNAL_CHECKPOINT = "journal.checkpoint"
 
 
 # The family of the surveillance events: shown only to the surveillance group

@@ -293,6 +293,27 @@ class PreviousShoe:
     shoe: int
 
 
+@dataclass(frozen=True, slots=True)
+class JournalCheckpoint:
+    """Where the journal's hash chain stood before this input, signed with the table's key
+    (docs/journal.md "Checkpoints"): the daemon's, at start-up, at every shoe's end
+    and every `[journal] checkpoint_every_s` while the table deals. The table only echoes it
+    as a `journal.checkpoint` event (its fields, but `at`, as the data, unchanged); it names no
+    card (R15) and belongs to no shoe: the journal stores it with none."""
+
+    TYPE: ClassVar[str] = "journal_checkpoint"
+    at: float
+    version: int
+    controller_id: str
+    records: int  # input_no + seq
+    input_no: int  # the last input stored before this one
+    seq: int  # the last event seq stored before it (0: none)
+    head: str  # the link of the last record stored before it
+    time: str  # `at` in docs/spec-push-api.md's form, as signed
+    key: str  # the signer's public key, hex
+    signature: str  # hex Ed25519 over the fields above (store/checkpoint.py)
+
+
 Input = (
     CardDrawn
     | CardsMissed
@@ -312,6 +333,7 @@ Input = (
     | ShuffleFindings
     | BettingChanged
     | PreviousShoe
+    | JournalCheckpoint
 )
 
 INPUT_TYPES: Mapping[str, type] = types.MappingProxyType(

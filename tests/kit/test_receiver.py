@@ -311,3 +311,28 @@ def test_openapi_document_describes_the_push_api() -> None:
         "openapi_spec_validator", reason="openapi-spec-validator checks the document"
     )
     validator.validate(document)
+
+
+def test_the_checkpoints_it_holds_are_given_out_as_a_cp_file(server: Server) -> None:
+    """docs/delivery.md "Checkpoints at the table server": the reference server keeps the
+    `journal.checkpoint` events like any other and gives them back, as received, as JSON
+    lines: the file `shoe-controller verify --checkpoints` reads."""
+    checkpoint = {**wire_event(2), "type": "journal.checkpoint", "shoe": None, "round": None,
+                  "data": {"version": 1, "controller_id": CONTROLLER_ID, "records": 1,
+                           "input_no": 1, "seq": 0, "head": "ab" * 32,
+                           "time": "2026-11-30T10:00:00.123456Z", "key": "cd" * 32,
+                           "signature": "ef" * 64}}  # fmt: skip
+    later = {**checkpoint, "seq": 4, "id": f"{CONTROLLER_ID}:4"}
+    assert server.post([wire_event(1), checkpoint, wire_event(3), later]).status_code == 200
+    server.receiver.set_faults(FaultPlan(mode="status", status=503, count=5))  # all requests
+    response = server.client.get(f"/v1/tables/{TABLE_ID}/checkpoints")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/x-ndjson"
+    assert [json.loads(line) for line in response.text.splitlines()] == [checkpoint, later]
+    assert server.client.post(f"/v1/tables/{TABLE_ID}/checkpoints").status_code == 405
+    assert server.client.get("/v1/tables/08/checkpoints").status_code == 404
+    plan = server.store._conn.execute(  # the plan of the store's query, in its own file
+        "EXPLAIN QUERY PLAN SELECT seq FROM events WHERE table_id = ? AND type = ? ORDER BY seq",
+        (TABLE_ID, "journal.checkpoint"),
+    ).fetchall()
+    assert "events_by_type" in " ".join(str(row) for row in plan)

@@ -108,6 +108,9 @@ def test_minimal_config_takes_defaults() -> None:
         ({"table": {"controller_id": "tbl 07\nshoe"}}, "controller_id = 'tbl 07\\nshoe'"),
         ({"table": {"controller_id": "tbl:07"}}, "controller_id must be"),
         ({"journal": {"retention_days": 0}}, "retention_days"),
+        ({"journal": {"checkpoint_every_s": 9.5}}, "checkpoint_every_s must be 10 to 3600 seconds"),
+        ({"journal": {"checkpoint_every_s": 3601}}, "checkpoint_every_s must be 10 to 3600"),
+        ({"journal": {"checkpoint_key": ""}}, "[journal] checkpoint_key = '': must not be empty"),
         ({"log": {"level": "loud"}}, "allowed values are"),
         ({"payouts": {"tie": 8.5}}, "[payouts]"),
         # Values that passed this check and crashed the daemon later

@@ -28,6 +28,8 @@ from shoe_testkit.config import Baseline
 
 from shoe_controller.service.config import ConfigError, from_mapping, schema
 from shoe_controller.service.preflight import Checked, check
+from shoe_controller.store.checkpoint import public_pem
+from shoe_controller.store.checkpoint_keys import load_signer
 
 ROOT = os.geteuid() == 0
 AS_ROOT = "root reads and writes whatever the mode says"
@@ -50,6 +52,7 @@ MAY_BE_EMPTY = {
 # The text keys that name something on disk, by what they name; every other text key is
 # a name or a choice. A new text key must be listed in one of the two (test below).
 FILE, SECRET, REGISTRY, JOURNAL, SOCKET = "file", "secret", "registry", "journal", "socket"
+ABSENT_OR_SECRET = "absent or secret"  # the checkpoint key: absent, no checkpoints
 PATH_KEYS = {
     ("server", "key_file"): SECRET,
     ("server", "ca_file"): FILE,
@@ -58,6 +61,7 @@ PATH_KEYS = {
     ("scanner", "registry"): REGISTRY,
     ("shuffler", "registry"): REGISTRY,
     ("journal", "path"): JOURNAL,
+    ("journal", "checkpoint_key"): ABSENT_OR_SECRET,
     ("control", "socket"): SOCKET,
     ("api", "key_file"): SECRET,
     ("api", "tls_cert"): FILE,
@@ -237,6 +241,14 @@ def _copy(mode: int) -> Maker:
     return make
 
 
+def _public_key_file(directory: Path, original: Path) -> str:
+    """The checkpoint key's public half where the signing key belongs."""
+    path = directory / "public.pem"
+    path.write_text(public_pem(load_signer(original).public_key))
+    path.chmod(0o600)
+    return str(path)
+
+
 def _decks(*files: tuple[str, str | bytes], mode: int = 0o755) -> Maker:
     def make(directory: Path, _original: Path) -> str:
         folder = directory / "decks"
@@ -287,6 +299,15 @@ FILE_BREAKAGES: dict[str, list[tuple[str, Maker, str | None]]] = {
         ("others may write", _copy(0o602), None),
         ("others may execute", _copy(0o601), None),
     ],
+    ABSENT_OR_SECRET: [
+        ("a directory", _a_directory, None),
+        ("under a file", _under_a_file, None),
+        ("a fifo", _a_fifo, None),
+        ("unreadable", _copy(0o000), AS_ROOT if ROOT else None),
+        ("others may read", _copy(0o644), None),
+        ("others may write", _copy(0o602), None),
+        ("others may execute", _copy(0o601), None),
+    ],
     REGISTRY: [
         ("missing", _missing, None),
         ("a file", _file(_sample_deck(), 0o644), None),
@@ -324,6 +345,11 @@ CONTENT_BREAKAGES: dict[tuple[str, str], list[tuple[str, Maker, str | None]]] = 
         ("empty", _file(""), None),
         ("only white space", _file(" \n\t\n"), None),
         ("not UTF-8", _file(b"\xff\xfe secret\n"), None),
+    ],
+    ("journal", "checkpoint_key"): [
+        ("not a key", _file("not a key\n"), None),
+        ("a public key", _public_key_file, None),
+        ("not UTF-8", _file(b"\xff\xfe key\n"), None),
     ],
     ("server", "ca_file"): [("not PEM", _file("not a certificate\n"), None)],
     ("server", "client_cert"): [("not PEM", _file("not a certificate\n"), None)],
@@ -375,6 +401,9 @@ def test_every_file_key_broken_is_refused_naming_it(
         ("scanner", "registry", _decks(("a.csv", _sample_deck()), ("notes.txt", "x"))),
         ("journal", "path", lambda d, _: str(d / "journal.db")),  # a new one
         ("journal", "path", _file(b"", 0o600)),  # there (the journal opens it)
+        ("journal", "checkpoint_key", _missing),  # absent: no checkpoints, said in the log
+        ("journal", "checkpoint_key", _copy(0o640)),  # root:shoe-controller 0640 (postinst)
+        ("journal", "checkpoint_key", _copy(0o400)),
     ],
 )
 def test_usable_files_are_accepted(

@@ -12,7 +12,9 @@ through start-up, a whole shoe dealt by the simulated shoe with the companion re
 after every round, every kind of control request (shoectl's commands, a supervisor's
 actions, the raw requests shoectl does not send), the scoreboard and the metrics over HTTP,
 a reload (SIGHUP), a journal fault (the disk running low: the table held, the space freed,
-resumed) and a stop (SIGTERM).
+resumed) and a stop (SIGTERM). The daemon signs its journal's checkpoints all along (at
+start-up, every 10 s, at the shoe's end: Ed25519 through `cryptography`'s OpenSSL), with a key
+owned as the package's postinst leaves it (root, the daemon's group, 0640).
 
 Each call is then checked against the unit file as it is in the repository (so the test
 follows the unit): SystemCallFilter= computed from systemd's own sets (`systemd-analyze
@@ -62,6 +64,8 @@ from shoe_testkit.syscalls import (
     write_and_execute,
 )
 
+from shoe_controller.store.checkpoint import Checkpoint, signature_problem
+from shoe_controller.store.checkpoint_keys import load_signer, write_new_key
 from shoe_controller.vocab.events import EventType
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,6 +80,8 @@ LIMIT_MB = 6
 WATCHDOG_USEC = 2_000_000
 DUE = (EventType.ROUND_RESULT, EventType.ROUND_VOIDED, EventType.SHOE_BURNED)
 WAIT_S = 60.0  # generous: every call of the daemon is stopped for strace
+CHECKPOINT_EVERY_S = 10  # the least [journal] checkpoint_every_s: the timer's too, in the run
+JOURNAL = {"min_free_mb": LIMIT_MB, "checkpoint_every_s": CHECKPOINT_EVERY_S}
 
 
 def _needs() -> str | None:
@@ -186,6 +192,15 @@ class Systemd:
 
 
 @dataclass
+class Journaled:
+    """The daemon's journal after the run: each checkpoint (its event's seq, what it says, why
+    its signature is not the rig's key's: None) and the seqs of the events it is held to."""
+
+    checkpoints: list[tuple[int, Checkpoint, str | None]] = field(default_factory=list)
+    seqs: dict[str, list[int]] = field(default_factory=dict)  # round.result, shoe.ended
+
+
+@dataclass
 class Traced:
     """One unit's process under strace: the calls it made."""
 
@@ -195,6 +210,7 @@ class Traced:
     pid: int | None = None  # the process strace traces
     calls: list[Call] = field(default_factory=list)
     exit_code: int | None = None
+    journaled: Journaled | None = None  # the daemon's: what its journal holds after the run
 
     @property
     def unit_text(self) -> str:
@@ -314,6 +330,21 @@ def _reported(rig: TableRig) -> bool:
     return bool(reports) and max(r["after_seq"] for r in reports) >= max(due, default=0)
 
 
+def _journaled(rig: TableRig) -> Journaled:
+    signer = load_signer(rig.checkpoint_key)
+    keys = {signer.key: signer.public_key}
+    journaled = Journaled()
+    for event in rig.records.journal_events():
+        if event.type == EventType.JOURNAL_CHECKPOINT:
+            checkpoint = Checkpoint.from_json(event.data)
+            journaled.checkpoints.append(
+                (event.seq, checkpoint, signature_problem(checkpoint, keys))
+            )
+        elif event.type in (EventType.ROUND_RESULT, EventType.SHOE_ENDED):
+            journaled.seqs.setdefault(event.type, []).append(event.seq)
+    return journaled
+
+
 @dataclass
 class Table:
     """The run: the rig, systemd's sockets, the two traced processes."""
@@ -344,13 +375,12 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Trace
         with small_tmpfs(directory / "disk", "16m") as disk:
             group = _viewer_group()
             names = {"viewer_group": group.gr_name, "supervisor_group": group.gr_name}
-            rig = TableRig(
-                directory / "rig", RigOptions(journal={"min_free_mb": LIMIT_MB}, control=names)
-            )
+            rig = TableRig(directory / "rig", RigOptions(journal=JOURNAL, control=names))
             table = Table(directory, disk, python, group, Systemd(directory), rig, traced=out)
             _run(table)
             for result in out.values():
                 result.calls = read_trace(result.trace, skip_execs=1)  # setpriv's
+            out["daemon"].journaled = _journaled(rig)
             yield out
     finally:
         for result in out.values():
@@ -395,6 +425,9 @@ def _start(table: Table) -> None:
     rig.key_file.write_text(secrets.token_hex(32) + "\n")
     rig.key_file.chmod(0o600)
     os.chown(rig.key_file, USER, USER)
+    write_new_key(rig.checkpoint_key)  # as postinst: root's, the daemon's group reads it
+    os.chown(rig.checkpoint_key, 0, USER)
+    rig.checkpoint_key.chmod(0o640)
     rig.start_receiver()
     rig.start_simulators()
     os.chown(os.path.realpath(rig.port_of("shoe")), USER, -1)  # the pty, as a udev rule would
@@ -484,6 +517,20 @@ def test_the_run_went_through_what_it_says(traced: dict[str, Traced]) -> None:
         call.name in ("chown", "fchownat") and "control.sock" in call.args for call in daemon.calls
     )  # the socket given to the viewer group (fchownat: where there is no chown, arm64)
     assert any(call.name == "connect" and "control.sock" in call.args for call in companion.calls)
+
+
+@pytest.mark.slow
+def test_the_daemon_signed_its_checkpoints_under_the_filter(traced: dict[str, Traced]) -> None:
+    """The key read in the sandbox as postinst leaves it, and checkpoints signed with it: at
+    start-up, before the first card, and at the shoe's end (docs/journal.md "Checkpoints")."""
+    journaled = traced["daemon"].journaled
+    assert journaled is not None
+    signed = journaled.checkpoints
+    assert len(signed) >= 2, signed
+    assert [problem for _, _, problem in signed if problem] == []
+    assert signed[0][0] < min(journaled.seqs[EventType.ROUND_RESULT])  # the start-up one
+    [ended] = journaled.seqs[EventType.SHOE_ENDED]
+    assert any(checkpoint.seq >= ended for _, checkpoint, _ in signed)  # the shoe's end's
 
 
 # ---------------------------------------------------------------------- the parts, alone

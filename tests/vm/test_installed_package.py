@@ -61,6 +61,9 @@ def test_sysusers_tmpfiles_and_the_unit_are_applied(station: TableStation) -> No
     assert station.pc.run(["getent", "passwd", "shoe-controller"]).exit_code == 0
     state = station.pc.run(["stat", "-c", "%U %a", "/var/lib/shoe-controller"]).check()
     assert state.stdout.split() == ["shoe-controller", "750"]
+    key = "/etc/shoe-controller/checkpoint.key"  # made by postinst: the daemon reads, never writes
+    owned = station.pc.run(["stat", "-c", "%U %G %a", key]).check()
+    assert owned.stdout.split() == ["root", "shoe-controller", "640"]
     verify = station.pc.run(
         ["systemd-analyze", "verify", "--man=no", f"/lib/systemd/system/{UNIT}"]
     )

@@ -173,6 +173,11 @@ def event_details(event: Mapping[str, Any], paint: Painter) -> str:
     if kind == "controller.started":
         recovered = ", recovered from the journal" if data.get("recovered") else ""
         return f"version {data.get('version')}, boot {data.get('boot')}{recovered}"
+    if kind == "journal.checkpoint":  # docs/journal.md "Checkpoints"
+        return (
+            f"{data.get('records')} records signed, through input {data.get('input_no')}:"
+            f" head {str(data.get('head'))[:16]}..., key {str(data.get('key'))[:16]}..."
+        )
     return json.dumps(data, ensure_ascii=False)
 
 

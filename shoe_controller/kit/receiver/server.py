@@ -1,6 +1,8 @@
 """The reference table server's HTTP side: the server, its request handler, its TLS context.
 
 Standard library HTTP server, one thread per connection; the store is serialised by a lock.
+Besides docs/spec-push-api.md's two paths it answers `GET /v1/tables/{table_id}/checkpoints`: the
+table's signed journal checkpoints as JSON lines (docs/delivery.md).
 """
 
 from __future__ import annotations
@@ -240,8 +242,12 @@ class _Handler(BaseHTTPRequestHandler):
             table_id, action = route(path)
             if table_id != receiver.table_id:
                 raise BadRequest(404, f"no table {table_id!r} here")
-            if (method, action) not in (("POST", "events"), ("GET", "ack")):
+            if (method, action) not in (("POST", "events"), ("GET", "ack"), ("GET", "checkpoints")):
                 raise BadRequest(405, f"{method} not allowed on {path}")
+            if action == "checkpoints":  # this server's own: the CP file, never a fault
+                self._answer_raw(200, _json_lines(receiver.store.checkpoints(table_id)),
+                                 "application/x-ndjson")  # fmt: skip
+                return
             fault = receiver._take_fault(action)
             if fault.mode == "reset":
                 self.close_connection = True
@@ -299,6 +305,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
         self.wfile.flush()
+
+
+def _json_lines(events: list[dict[str, Any]]) -> bytes:
+    """Events as JSON lines, one each, as stored: a file `verify --checkpoints` reads."""
+    return b"".join(
+        json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        for event in events
+    )
 
 
 def server_ssl_context(

@@ -29,7 +29,9 @@ CREATE TABLE IF NOT EXISTS events (
     received_at REAL NOT NULL,
     PRIMARY KEY (table_id, seq)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_by_type ON events (table_id, type, seq);
 """
+CHECKPOINT = "journal.checkpoint"  # docs/journal.md "Checkpoints": kept, and given out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,10 +135,18 @@ class ReceiverStore:
                 " WHERE table_id = ? AND seq > ? ORDER BY seq",
                 (table_id, after),
             ).fetchall()
-        return [
-            {"seq": s, "id": i, "type": t, "at": a, "shoe": sh, "round": r, "data": json.loads(d)}
-            for s, i, t, a, sh, r, d in rows
-        ]
+        return [_event(row) for row in rows]
+
+    def checkpoints(self, table_id: str) -> list[dict[str, Any]]:
+        """The table's `journal.checkpoint` events, in seq order, in docs/spec-push-api.md form: the
+        CP file `shoe-controller verify --checkpoints` reads (docs/delivery.md)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, id, type, at, shoe, round, data FROM events"
+                " WHERE table_id = ? AND type = ? ORDER BY seq",
+                (table_id, CHECKPOINT),
+            ).fetchall()
+        return [_event(row) for row in rows]
 
     def _acked(self, table_id: str) -> int:
         row = self._conn.execute(
@@ -160,6 +170,12 @@ class ReceiverStore:
             _canonical(event["data"]),
         )
         return int(tuple(row) != resent)
+
+
+def _event(row: tuple[Any, ...]) -> dict[str, Any]:
+    seq, id_, type_, at, shoe, round_, data = row
+    return {"seq": seq, "id": id_, "type": type_, "at": at, "shoe": shoe, "round": round_,
+            "data": json.loads(data)}  # fmt: skip
 
 
 def _canonical(data: Any) -> str:

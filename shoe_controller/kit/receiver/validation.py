@@ -17,14 +17,16 @@ class BadRequest(ValueError):  # noqa: N818 - an HTTP answer, not a crash
 
 
 def route(path: str) -> tuple[str, str]:
-    """(table_id, "events" | "ack") of a push API path."""
+    """(table_id, "events" | "ack" | "checkpoints") of a push API path; "checkpoints" is this
+    server's own (docs/delivery.md "Checkpoints at the table server"), not the push API's
+    (docs/spec-push-api.md)."""
     parts = path.split("/")
     if (
         len(parts) == 5
         and parts[0] == ""
         and parts[1:3] == [pushapi.API_VERSION, "tables"]
         and parts[3]
-        and parts[4] in ("events", "ack")
+        and parts[4] in ("events", "ack", "checkpoints")
     ):
         return parts[3], parts[4]
     raise BadRequest(404, "not found")

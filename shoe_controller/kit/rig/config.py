@@ -24,6 +24,7 @@ class RigOptions:
     autoload: bool = True  # the simulated shoe loads itself at start (else: dealer.load_shoe)
     shuffle_time: float = 0.2  # the shuffler's seconds from SHUFFLE_STARTED to SHUFFLE_DONE
     receiver_control: bool = False  # the receiver's /control endpoints (fault injection)
+    checkpoints: bool = False  # a checkpoint key in the rig's directory: signed checkpoints
     table: Mapping[str, Any] = field(default_factory=dict)  # more [table] keys
     control: Mapping[str, Any] = field(default_factory=dict)  # more [control] keys
     journal: Mapping[str, Any] = field(default_factory=dict)  # more [journal] keys

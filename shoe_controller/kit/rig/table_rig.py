@@ -24,6 +24,7 @@ from shoe_controller.kit.rig.config import TABLE_ID, RigOptions, toml_text
 from shoe_controller.kit.rig.dealer import Dealer
 from shoe_controller.kit.rig.processes import START_TIMEOUT_S, RigError, RigProcesses
 from shoe_controller.kit.rig.records import TableRecords
+from shoe_controller.store.checkpoint_keys import write_new_key
 from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.events import EventType
 
@@ -38,6 +39,9 @@ class TableRig:
         self.config_path = self.directory / "config.toml"
         self.receiver_db = self.directory / "receiver.db"
         self.key_file = self.directory / "table.key"
+        # The checkpoints' key (docs/journal.md "Checkpoints"): made with options.checkpoints;
+        # named all the same, so that no rig's daemon signs with a key of this machine's /etc.
+        self.checkpoint_key = self.directory / "checkpoint.key"
         self.registry_dir = self.directory / "decks"
         self.receiver_port: int | None = None
         self.receiver: subprocess.Popen[str] | None = None
@@ -71,6 +75,8 @@ class TableRig:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.key_file.write_text(secrets.token_hex(32) + "\n")
         os.chmod(self.key_file, 0o600)
+        if self.options.checkpoints and not self.checkpoint_key.exists():
+            write_new_key(self.checkpoint_key)
         try:
             self.start_receiver()
             self.start_simulators()
@@ -211,7 +217,11 @@ class TableRig:
                 **({"registry": str(self.registry_dir)} if options.scanner_kind == "rfid" else {}),
             },
             "server": {"url": self.receiver_url, "key_file": str(self.key_file)},
-            "journal": {"path": str(self.records.journal_path), **options.journal},
+            "journal": {
+                "path": str(self.records.journal_path),
+                "checkpoint_key": str(self.checkpoint_key),
+                **options.journal,
+            },
             "control": {"socket": str(self.directory / "control.sock"), **options.control},
             "log": {"format": "json", "level": options.log_level, **options.log},
         }

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shoe_controller.store.checkpoint_keys import write_new_key
 from shoe_testkit.groups import CONTROL, SURVEILLANCE
 from shoe_testkit.pki import make_pki
 
@@ -26,8 +27,9 @@ PROCESS_TIMEOUT_S = 60
 
 @dataclass(frozen=True)
 class Baseline:
-    """Files for a configuration that passes every check: a key file (0640), a CA file, a
-    client certificate and key, one deck registry per device; journal and socket absent."""
+    """Files for a configuration that passes every check: a key file (0640), a checkpoint key
+    (0640), a CA file, a client certificate and key, one deck registry per device; journal and
+    socket absent."""
 
     directory: Path
 
@@ -37,6 +39,8 @@ class Baseline:
         key = directory / "table.key"
         key.write_text("baseline-secret\n")
         key.chmod(0o640)
+        write_new_key(directory / "checkpoint.key")  # made 0600, as `shoe-controller key --new`
+        (directory / "checkpoint.key").chmod(0o640)  # as postinst leaves it
         make_pki(directory)
         for name in ("scanner-decks", "shuffler-decks"):
             (directory / name).mkdir()
@@ -66,7 +70,10 @@ class Baseline:
                 "client_key": str(here / "client.key"),
                 "timeout": 1.0,
             },
-            "journal": {"path": str(here / "journal.db")},
+            "journal": {
+                "path": str(here / "journal.db"),
+                "checkpoint_key": str(here / "checkpoint.key"),
+            },
             "control": {"socket": str(here / "control.sock"), **CONTROL},  # no group: groups.py
             "surveillance": {**SURVEILLANCE},  # a copy: tests change their sections
             "log": {"format": "json"},
