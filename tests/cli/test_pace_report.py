@@ -138,7 +138,9 @@ def _pace(live: LiveTable, *more: str) -> str:
 def test_shoectl_pace_agrees_with_the_hand_count(live: LiveTable) -> None:
     figures: dict[str, Any] = json.loads(_pace(live, "--json"))
     assert figures["shift"]["rounds"] == 34
-    assert figures["shift"]["rounds_per_hour"] == round(34 / 2.25, 2)  # 14:55 to 17:10
+    # Over the time with play: round 1's first card, 15:01:10, to 17:10 (not from 14:55).
+    assert figures["shift"]["rounds_per_hour"] == round(34 / (2 + 8 / 60 + 50 / 3600), 2)
+    assert figures["shift"]["played_since"] == "2026-11-30T07:01:10.000000Z"
     assert figures["last_hour"]["rounds"] == 13
     assert figures["shift"]["round_seconds_p50"] == 15.0
     assert figures["shift"]["round_seconds_p90"] == 15.0

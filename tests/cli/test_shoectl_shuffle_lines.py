@@ -42,8 +42,8 @@ def test_a_live_slug_with_what_the_next_round_pays_if_it_goes_on() -> None:
     assert "slug under way: 6 cards, here 131-136, in shoe 1 151-156; next there: KH 9S 5D" in text
     (pays,) = [line for line in lines if "if it goes on" in line]
     assert pays == (
-        "  if it goes on, the next round pays banker +0.95 (plain edge -1.06 %),"
-        " small +1.5 (plain edge -5.28 %); every other bet loses"
+        "  if it goes on, the next round pays Banker +0.95 (plain edge -1.06 %),"
+        " Small +1.5 (plain edge -5.28 %); every other bet loses"
     )
 
 
@@ -55,7 +55,7 @@ def test_a_tie_pushes_the_main_bets() -> None:
     (pays,) = [line for line in shuffle_lines(_answer(worth), Painter(enabled=False))
                if "if it goes on" in line]  # fmt: skip
     assert pays == (
-        "  if it goes on, the next round pays tie +8; pushes banker, player; every other bet loses"
+        "  if it goes on, the next round pays Tie +8; pushes Banker, Player; every other bet loses"
     )
 
 

@@ -375,7 +375,7 @@ def test_status_says_when_in_local_time(setting: Setting) -> None:
     now = datetime.fromisoformat(f"{stamp[1]}T{stamp[2]}+08:00")
     assert before - timedelta(seconds=1) <= now <= after  # the daemon's clock, read in Macau
     [hold] = setting.live.view()["holds"]
-    assert f"since {macau_short(hold['since'])} (ways out:" in result.stdout
+    assert f"since {macau_short(hold['since'])} +08:00 (ways out:" in result.stdout
     alert = next(e for e in reversed(setting.live.events()) if e.type == "procedure.alert")
     alert_row = next(
         line for line in result.stdout.splitlines() if line.startswith(f"{alert.seq} ")

@@ -66,7 +66,7 @@ def test_a_bad_line_is_named_and_nothing_is_printed(tmp_path: Path) -> None:
     assert "line 1: not JSON" in CliRunner().invoke(replay_command, [str(path)]).output
     path.write_text('{"type": ["card"], "at": 1}\n', encoding="utf-8")  # unhashable type
     assert (
-        "line 1: unknown input type card; known: "  # names, not Python lists (issue 31)
+        "line 1: an input's type must be a name, not a list; known: "  # words, not Python
         in CliRunner().invoke(replay_command, [str(path)]).output
     )
     path.write_bytes(b'{"type": "card"}\n\xff\xfe\n')

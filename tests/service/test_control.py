@@ -188,7 +188,7 @@ def test_a_hold_makes_status_critical_and_resume_clears_it(live: LiveTable) -> N
     assert hold["ok"] is True
     check = live.request({"cmd": "check"})["result"]
     assert check["level"] == 2
-    assert check["line"].startswith("SHOE CRITICAL - table held (supervisor_hold)")
+    assert check["line"].startswith("SHOE CRITICAL - table held (supervisor's hold)")
     assert "| backlog=" in check["line"]
     status = live.request({"cmd": "status"})["result"]
     assert status["table"]["state"] == "held"
@@ -231,7 +231,7 @@ def test_device_faults_warn_or_need_a_person_by_severity(live: LiveTable) -> Non
     texts = {(p["status"], p["text"].split(":")[0]) for p in failed}
     assert texts == {
         ("CRITICAL", "scanner fault 0x0203"),
-        ("CRITICAL", "table held (device_fault)"),
+        ("CRITICAL", "table held (device fault)"),
     }
 
 

@@ -101,7 +101,7 @@ def test_status_and_check_exit_non_zero_when_a_person_is_needed(live: LiveTable)
     assert re.search(r"CRITICAL +table held \(supervisor_hold\): held by sup7", status.stdout)
     check = live.shoectl("check")
     assert check.returncode == 2
-    assert check.stdout.startswith("SHOE CRITICAL - table held (supervisor_hold)")
+    assert check.stdout.startswith("SHOE CRITICAL - table held (supervisor's hold)")
     assert check.stdout.count("\n") == 1
     check_json = json.loads(live.shoectl("check", "--json").stdout)
     assert check_json["level"] == 2

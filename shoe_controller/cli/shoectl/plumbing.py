@@ -81,7 +81,7 @@ def ask(request: Mapping[str, Any]) -> dict[str, Any]:
     except UnreachableError as error:
         fail(str(error))
     except AnswerError as error:
-        fail(f"{error.text} ({error.code})")
+        fail(error.text)
 
 
 def out(text: str = "") -> None:
