@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from shoe_controller.cli.shoectl.render import Painter
-from shoe_controller.cli.shoectl.shuffle import shuffle_lines
+from shoe_controller.cli.shoectl.shuffle import RULE, shuffle_lines
+from shoe_controller.game.surveillance.shuffle_watch import ShuffleSettings
 
 
 def _answer(next_round: dict[str, Any] | None) -> dict[str, Any]:
@@ -70,3 +71,9 @@ def test_no_line_when_the_next_cards_do_not_make_a_round() -> None:
         lines = shuffle_lines(_answer(worth), Painter(enabled=False))
         assert not [line for line in lines if "if it goes on" in line]
         assert any("slug under way" in line for line in lines)
+
+
+def test_the_stated_rule_is_the_watchs() -> None:
+    settings = ShuffleSettings()
+    assert f"1 shoe in {round(1 / settings.alarm_rate):,}." in RULE
+    assert f"below {settings.unshuffled_rate:g} " in RULE

@@ -301,7 +301,7 @@ def test_a_table_refusing_cards_tells_the_dealer_to_stop() -> None:
     assert problems(status(table={"refusing_cards": refusing})) == [
         one_problem(
             CRITICAL,
-            "the table refuses the shoe's cards (counter_went_back, 2 since t):"
+            "the table refuses the shoe's cards (card counter went back, 2 since t):"
             " card counter 2 after 3",
             "stop dealing; supervisor: see the text (load or start a shoe, check the shoe)",
         )

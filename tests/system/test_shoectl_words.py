@@ -1,28 +1,29 @@
 """Every text shoectl prints for a person is in words: no `snake_case` code, no Python repr, no
 `None`, no word said twice in a row, no `1 decks`; `--json` keeps the codes. Real processes
 against a live table (tests/support/shoe_testkit/control.py) in each state it passes through:
-dealing, held, after a void and a shoe change, and every action refused."""
+dealing, held, after a void and a shoe change, and every action refused; `shoe-controller
+report` on its journal. `shoectl edge` and `shoectl shuffle` are here only as refusals (no
+surveillance companion runs beside this table): their reports are checked the same way in
+test_surveillance_live.py and test_shuffle_live.py."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
-from shoe_testkit.control import LiveTable, open_shoe
+from shoe_testkit.control import LiveTable, cli_env, open_shoe
+from shoe_testkit.words import faults
 
 from shoe_controller.table.action_specs import ACTIONS
 
-# A code: words joined by `_`, not part of a dotted event type (`shoe.cut_card`, the name
-# `--type` takes), an option (`--since`), a path or a host name.
-SNAKE = re.compile(r"(?<![\w./$-])[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9](?![\w/=-])")
-REPR = re.compile(r"\['|\{'|\((?:False|True|None)\b|(?<![\w.-])None(?![\w-])|\[Errno")
-TWICE = re.compile(r"\b([a-z]{2,}) \1\b", re.IGNORECASE)
-ONE_PLURAL = re.compile(r"(?<![\d.])1 (?:decks|cards|rounds|copies)\b")
 COMMANDS = (
     ("status",), ("events", "-n", "200"), ("rounds",), ("round", "1"), ("outbox",),
-    ("pace",), ("pace", "--since", "-10 min"), ("devices",), ("road",), ("check",),
+    ("pace",), ("pace", "--since", "-10 min"), ("devices",), ("road",), ("check",), ("edge",),
+    ("shuffle",),
 )  # fmt: skip
 ACTION_ARGS = {
     "confirm": ("--card", "QH"),
@@ -30,15 +31,6 @@ ACTION_ARGS = {
     "correct": ("--position", "P1", "--card", "QH"),
     "dealer": ("--id", "D-1"),
 }
-
-
-def faults(text: str) -> list[str]:
-    found = []
-    for name, pattern in (("a code", SNAKE), ("a repr", REPR), ("a word twice", TWICE),
-                          ("a wrong plural", ONE_PLURAL)):  # fmt: skip
-        found += [f"{name} {match[0]!r} in: {line}" for line in text.splitlines()
-                  for match in pattern.finditer(line)]  # fmt: skip
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +47,21 @@ def shown(live: LiveTable, *args: str) -> str:
     return result.stdout + result.stderr
 
 
+def report(live: LiveTable) -> str:
+    """`shoe-controller report` on the live table's journal, as a shift manager runs it."""
+    result = subprocess.run(
+        [sys.executable, "-m", "shoe_controller.cli.main", "report", "--journal",
+         str(live.workdir / "journal.db"), "--since", "-1h"],
+        env=cli_env(str(live.socket_path), {"TZ": "Asia/Macau"}), capture_output=True,
+        text=True, timeout=60, check=False,
+    )  # fmt: skip
+    return result.stdout + result.stderr
+
+
 def every_view(live: LiveTable) -> Iterator[tuple[str, str]]:
     for command in COMMANDS:
         yield " ".join(command), shown(live, *command)
+    yield "report", report(live)
 
 
 def refusals(live: LiveTable) -> Iterator[tuple[str, str]]:

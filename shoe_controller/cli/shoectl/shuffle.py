@@ -25,15 +25,12 @@ from shoe_controller.cli.shoectl.plumbing import (
     print_json,
 )
 from shoe_controller.cli.shoectl.render import Painter, render_table
+from shoe_controller.game.surveillance.shuffle_rates import ALARM_RATE, UNSHUFFLED_RATE
 from shoe_controller.vocab import words
 
 REPORT_KEYS = ("shoe", "against", "cards_compared", "tests", "runs", "verdict")
 REPORTS_ASKED = 20  # the latest shoe reports looked through for an older shoe's
 VERDICT_STYLE = {"fair": None, "suspect": "warn", "unshuffled": "crit"}
-# The watch's rule (game/surveillance/shuffle_watch.py ShuffleSettings, which shoectl does not
-# import: it loads numpy); tests/cli/test_shuffle_words.py keeps these equal to it.
-ALARM_RATE = 1e-3  # each test's threshold: a fair shuffle reaches it in 1 shoe in 1,000
-UNSHUFFLED_RATE = 1e-6  # a p-value below it: unshuffled
 RULE = (
     "Each test alarms at its threshold (ALARM AT), set so that a fairly shuffled shoe reaches"
     f" it in at most 1 shoe in {round(1 / ALARM_RATE):,}. The verdict is unshuffled when a"

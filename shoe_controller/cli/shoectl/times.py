@@ -1,5 +1,5 @@
-"""Times as shoectl shows them: in the machine's zone with its offset (TZ honoured), or in
-UTC with `--utc`; for a person and in `--json`, from the daemon's two forms.
+"""Times as shoectl shows them: for a person in the machine's zone with its offset (TZ
+honoured), or in UTC with `--utc`; in `--json` in UTC; from the daemon's two forms.
 
 The daemon's answers carry times in two forms (docs/control.md): ISO 8601 UTC strings as
 journaled (`2026-12-01T15:04:05.123456Z`, vocab/events.py) and unix epoch seconds for some
@@ -13,9 +13,9 @@ Durations (`oldest_waiting_age_s`, `delay_s`, `..._ms`) are not times and stay n
 `null` stays `null`; a string that is not a time is left as it is.
 
 Forms:
-- JSON: ISO 8601 with microseconds and the offset, `2026-12-01T23:04:05.123456+08:00`; a
-  time in UTC (`--utc`, or TZ=UTC) in the journal's own form, `2026-12-01T15:04:05.123456Z`
-  (Z, never +00:00: the form of the journal, the push API, export and replay);
+- JSON: one form whatever the zone shown, UTC in the journal's own form,
+  `2026-12-01T15:04:05.123456Z` (Z, never +00:00: the form of the journal, the push API,
+  export and replay), so a program reads every time alike; the epoch numbers become it too;
 - a person, in a column: `23:04:05.123` under a heading that says the zone,
   `TIME (+08:00)` (`column`); a row whose offset differs from the heading's (daylight saving
   changed between) carries its own, `23:04:05.123 -04:00` (`short`);
@@ -82,13 +82,12 @@ class Times:
         return instant.astimezone(self.zone) if instant is not None else None
 
     def iso(self, value: Any) -> str | None:
-        """The JSON form; None when `value` holds no time."""
-        shown = self.here(value)
-        if shown is None:
+        """The JSON form, whatever the zone shown: UTC with `Z`, as the journal, export and
+        replay write it, so a program reads one form; None when `value` holds no time."""
+        instant = moment(value)
+        if instant is None:
             return None
-        if not shown.utcoffset():  # UTC, as the journal, export and replay write it
-            return shown.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        return shown.isoformat(timespec="microseconds")
+        return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
     def zone_name(self) -> str:
         """The zone the columns are in: its offset now (`+08:00`; `--utc`: `+00:00`)."""
