@@ -102,9 +102,9 @@ def main(ctx: click.Context, socket_path: str, as_json: bool, utc: bool, timeout
     """See the table through shoe-controller's control socket, and act on it as supervisor.
 
     Times are shown in this machine's zone (TZ honoured) with its offset, or in UTC with
-    --utc; --json writes them as ISO 8601 with the offset (docs/shoectl.md "Times"). A time
-    you type (events --since, --until) is read in the same zone, or with its offset; one the
-    clocks pass twice (daylight saving) is refused.
+    --utc; --json writes every time in UTC, as ISO 8601 ending in Z (docs/shoectl.md
+    "Times"). A time you type (events --since, --until) is read in the zone shown, or with
+    its offset; one the clocks pass twice (daylight saving) is refused.
     """
     ctx.obj = socket_path
     ctx.meta[JSON_KEY] = as_json

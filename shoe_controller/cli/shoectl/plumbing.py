@@ -89,7 +89,7 @@ def out(text: str = "") -> None:
 
 
 def print_json(value: Any) -> None:
-    """An answer as JSON, its times in ISO 8601 with the offset (times.py's rule)."""
+    """An answer as JSON, its times in ISO 8601 UTC with Z (times.py's rule)."""
     click.echo(json.dumps(times().in_json(value), indent=2, ensure_ascii=False))
 
 
