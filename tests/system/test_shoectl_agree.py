@@ -40,9 +40,7 @@ def test_a_shoe_that_is_not_there_is_an_error_for_every_command(live: LiveTable)
         result = live.shoectl(*command)
         assert result.returncode == 2, command
         assert result.stdout == ""
-        assert result.stderr == (
-            "shoectl: shoe 2 has not been dealt yet: the shoe in play is 1\n"
-        )
+        assert result.stderr == ("shoectl: shoe 2 has not been dealt yet: the shoe in play is 1\n")
     for command in (["rounds"], ["road"], ["round", "1"], ["edge"]):
         zero = live.shoectl(*command, "--shoe", "0")
         assert zero.returncode == 2, command
