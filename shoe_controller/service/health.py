@@ -190,7 +190,14 @@ def summary(status: Mapping[str, Any]) -> str:
     """The worst problem (and how many more), the shoe, the round and the backlog."""
     health, table, outbox = status["health"], status["table"], status["outbox"]
     round_info = table.get("round") or {}
-    parts = [f"shoe {table.get('shoe')} {words.table_state(table.get('state'))}"]
+    state = table.get("state")
+    # Between shoes the number is the last shoe's (or the first's, before any): not "shoe 2
+    # no shoe".
+    parts = [
+        "no shoe open"
+        if state == "no_shoe"
+        else f"shoe {table.get('shoe')} {words.table_state(state)}"
+    ]
     if round_info.get("number") is not None:
         parts.append(f"round {round_info['number']}")
     parts.append(f"backlog {outbox.get('backlog')}")

@@ -439,6 +439,18 @@ def test_check_line_before_anything_is_dealt_counts_zeros_and_leaves_out_cards_l
     )
 
 
+def test_between_shoes_the_check_line_says_no_shoe_is_open() -> None:
+    answer = status(
+        devices=[device("connected")],
+        table={"state": "no_shoe", "shoe": 2, "shoe_open": False, "round": None,
+               "real_rounds": 0, "cards_dealt": 0, "cards_left": None},
+        outbox={"backlog": 0},
+    )  # fmt: skip
+    assert check_line(answer) == (
+        "SHOE OK - no shoe open, backlog 0 | backlog=0 rounds=0 cards_dealt=0"
+    )
+
+
 def test_the_summary_leads_with_a_single_problem_without_counting_more() -> None:
     answer = status(devices=[device("starting")], table={"round": {"number": 4}})
     assert summary(answer) == "scanner is starting; shoe 3 dealing, round 4, backlog 0"
