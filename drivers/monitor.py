@@ -27,6 +27,7 @@ from drivers.transports.connection import ConnectionStatus
 from drivers.transports.port_holder import is_held_elsewhere, port_holder
 from drivers.transports.watched import WatchedTransport, Watcher
 from drivers.wire import messages as m
+from shoe_controller.vocab import words
 from shoe_controller.vocab.inputs import (
     CardDrawn,
     CardsMissed,
@@ -258,4 +259,4 @@ class Monitor:
         record: dict[str, Any] = {"type": "link", "status": status, "detail": detail}
         if error is not None:
             record["error"] = error
-        self.emit(record, f"-- {status}: {detail}")
+        self.emit(record, f"-- {words.device_state(status)}: {detail}")

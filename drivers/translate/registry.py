@@ -171,8 +171,14 @@ def _rows(path: Path) -> Iterator[tuple[_Origin, list[str]]]:
     """The data rows of one file with their line numbers (header, blanks and comments skipped)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
-        raise RegistryError(f"{path}: cannot read deck file: {error}") from None
+    except UnicodeDecodeError as error:
+        raise RegistryError(
+            f"{path}: cannot read deck file: not UTF-8 text (byte {error.start})"
+        ) from None
+    except OSError as error:
+        # The system's reason in words, not Python's `[Errno 13] ... '/path'` around it.
+        why = error.strerror.lower() if error.strerror else str(error)
+        raise RegistryError(f"{path}: cannot read deck file: {why}") from None
     first = True
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):

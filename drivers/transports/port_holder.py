@@ -13,8 +13,10 @@ from pathlib import Path
 
 
 def is_held_elsewhere(error: str) -> bool:
-    """pyserial's words for a port another program holds (its exclusive open is a flock)."""
-    return "exclusively lock" in error or "Resource temporarily unavailable" in error
+    """pyserial's words for a port another program holds (its exclusive open is a flock), or
+    the system's as the serial transport says them (`resource temporarily unavailable`)."""
+    lowered = error.lower()
+    return "exclusively lock" in lowered or "resource temporarily unavailable" in lowered
 
 
 def lock_holders(locks: Iterable[str], device: tuple[int, int, int]) -> list[int]:

@@ -55,7 +55,7 @@ class SerialTransport(Transport):
                 self._port = serial.serial_for_url(self.url, **options)
         except (serial.SerialException, OSError, ValueError) as exc:
             self._port = None
-            raise TransportError(f"cannot open {self.url}: {exc}") from exc
+            raise TransportError(f"cannot open {self.url}: {_why(exc)}") from exc
 
     def read(self, max_bytes: int = READ_CHUNK) -> bytes:
         port = self._require_open()
@@ -118,3 +118,12 @@ class SerialTransport(Transport):
         if self._port is None:
             raise TransportError(f"{self.url} is not open")
         return self._port
+
+
+def _why(error: BaseException) -> str:
+    """The system's reason in words (`no such file or directory`), not pyserial's
+    `[Errno 2] could not open port ...: [Errno 2] ...` around it."""
+    number = getattr(error, "errno", None)
+    if isinstance(number, int) and number > 0:
+        return os.strerror(number).lower()
+    return str(error)

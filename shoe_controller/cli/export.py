@@ -21,9 +21,10 @@ import click
 
 from shoe_controller.cli.options import config_option
 from shoe_controller.cli.output_file import OutputFile, open_output
-from shoe_controller.cli.shoectl.typed_times import TimeTypedError, read_time
+from shoe_controller.cli.shoectl.times import Times
+from shoe_controller.cli.shoectl.typed_times import TimeTypedError, read_time, typed_zone
 from shoe_controller.service.config import ConfigError, load
-from shoe_controller.store.export import ExportError, Selection, export_records
+from shoe_controller.store.export import ExportError, NothingSinceError, Selection, export_records
 from shoe_controller.store.journal import Journal, JournalError
 from shoe_controller.table.config import TableConfig
 
@@ -141,6 +142,12 @@ def export_command(
                 err=True,
             )
         count = write_lines(records, output)
+    except NothingSinceError as error:
+        # Said in the zone the time was typed in, as the person reads their own clock.
+        shown = Times(typed_zone(since_text or "", utc=utc)).stamp(error.since)
+        raise click.ClickException(
+            f"nothing was recorded since {shown} (--since {since_text})"
+        ) from None
     except ExportError as error:
         raise click.ClickException(str(error)) from None
     except JournalError as error:

@@ -56,8 +56,10 @@ def statistics_text(stats: dict[str, Any]) -> str:
             pairs = ", ".join(
                 f"{name.replace('_', ' ')} {value_text(value)}"
                 for name, value in stats[part].items()
+                if value is not None  # not known yet: nothing to say
             )
-            lines.append(f"  {part:<11}{pairs}")
+            if pairs:
+                lines.append(f"  {part:<11}{pairs}")
     return "\n".join(lines)
 
 

@@ -31,7 +31,13 @@ from shoe_controller.table.config import BURN_METHODS, CUT_CARD_RULES, MODES, Ta
 from shoe_controller.table.procedures import Table
 from shoe_controller.vocab.inputs import Input, InputError, input_from_json
 
-HEADER = f"{'#':>6}  {'TIME':<12}  {'SHOE/RND':<8}  {'TYPE':<20}  DETAILS"
+TIME_WIDTH = len("TIME (+08:00)")
+
+
+def header(shown: Times) -> str:
+    """The heading row; TIME says its zone, as every table of times does."""
+    time = shown.column("TIME")
+    return f"{'#':>6}  {time:<{TIME_WIDTH}}  {'SHOE/RND':<8}  {'TYPE':<20}  DETAILS"
 
 
 class ReplayError(click.ClickException):
@@ -185,7 +191,7 @@ def replay_command(
             err=True,
         )
     if not as_json:
-        click.echo(paint(HEADER, "head"), color=paint.enabled)
+        click.echo(paint(header(shown), "head"), color=paint.enabled)
     count = 0
     for item in source.inputs:
         for event in table.apply(item):
@@ -197,7 +203,10 @@ def replay_command(
             number, at, where, (kind, role), details = event_row(
                 {**data, "seq": count}, paint, shown
             )
-            line = f"{number:>6}  {at:<12}  {where:<8}  {paint(kind.ljust(20), role)}  {details}"
+            line = (
+                f"{number:>6}  {at:<{TIME_WIDTH}}  {where:<8}  {paint(kind.ljust(20), role)}"
+                f"  {details}"
+            )
             click.echo(line, color=paint.enabled)
     if not as_json:
         click.echo(f"{len(source.inputs)} input(s) replayed: {count} event(s)")

@@ -11,9 +11,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import click
@@ -27,14 +28,21 @@ from shoe_controller.game.pace import instant, plain_json, read_shift, report
 from shoe_controller.store.journal import Journal, JournalError
 from shoe_controller.store.queries import JournalReader
 from shoe_controller.table.alerts import HOLD_CODES
+from shoe_controller.vocab import words
 
 DEALER_LOOKBACK = timedelta(hours=12)  # the dealer in charge at --since signed in since then
 PAGE = 1000
-COLUMNS = (
-    "kind", "name", "rounds", "rounds_per_hour", "hours", "round_seconds_p50",
-    "round_seconds_p90", "bets_closed_to_first_card_p50", "bets_closed_to_first_card_p90",
-    "voided", "trial", "shoes_ended", "misdeals", "downtime_seconds",
-)  # fmt: skip
+# The CSV is opened in a spreadsheet by a person: its headings in words (the JSON keeps the
+# codes, its keys: the left side).
+COLUMNS: Mapping[str, str] = MappingProxyType({
+    "kind": "kind", "name": "name", "rounds": "rounds", "rounds_per_hour": "rounds an hour",
+    "hours": "hours", "round_seconds_p50": "round time median (s)",
+    "round_seconds_p90": "round time 90th percentile (s)",
+    "bets_closed_to_first_card_p50": "bets closed to first card median (s)",
+    "bets_closed_to_first_card_p90": "bets closed to first card 90th percentile (s)",
+    "voided": "voided", "trial": "trial", "shoes_ended": "shoes ended", "misdeals": "misdeals",
+    "downtime_seconds": "downtime (s)",
+})  # fmt: skip
 TIME_HELP = f" Read in this machine's zone (with --utc: UTC), or with its offset: {FORMS}."
 
 
@@ -136,9 +144,10 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     """One row each; a hold code's count and its median time to resolve as two columns."""
     codes = sorted({code for row in rows for code in row.get("holds", {})})
     header = [
-        *COLUMNS,
-        *(f"{kind}:{code}" for code in codes for kind in ("holds", "resolve_p50_s")),
-    ]
+        *COLUMNS.values(),
+        *(f"{heading}: {words.alert(code)}" for code in codes
+          for heading in ("holds", "median time to resolve (s)")),
+    ]  # fmt: skip
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(header)

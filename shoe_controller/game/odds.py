@@ -25,6 +25,7 @@ import numpy as np
 
 from shoe_controller.game.payouts import DEFAULT_PAY_TABLE, Bet
 from shoe_controller.game.rules import banker_draws, is_natural, player_draws
+from shoe_controller.vocab import words
 from shoe_controller.vocab.cards import (
     RANK_LETTERS,
     Card,
@@ -122,8 +123,11 @@ class Composition:
         dealt = Counter(cards)
         for card, times in sorted(dealt.items(), key=lambda item: item[0].index):
             if times > counts[card.index]:
+                held = words.counted(counts[card.index], "copy", "copies")
                 raise OddsError(
-                    f"{card} is dealt {times} times but {decks} decks hold {counts[card.index]}"
+                    f"{card} is dealt {words.counted(times, 'time')}, but"
+                    f" {words.counted(decks, 'deck')} {'holds' if decks == 1 else 'hold'}"
+                    f" only {held}"
                 )
             counts[card.index] -= times
         return cls(tuple(counts))

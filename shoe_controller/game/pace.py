@@ -208,6 +208,7 @@ def _figures(rounds: list[RoundTimes], hours: float) -> dict[str, Any]:
     return {
         "rounds": len(counted),
         "rounds_per_hour": round(len(counted) / hours, 2) if hours > 0 else None,
+        "hours": round(hours, 3),
         "round_seconds_p50": _rounded(percentile(seconds, 0.5)),
         "round_seconds_p90": _rounded(percentile(seconds, 0.9)),
         "bets_closed_to_first_card_p50": _rounded(percentile(waits, 0.5)),
@@ -235,10 +236,28 @@ def dealer_hours(shift: Shift, start: datetime, end: datetime) -> dict[str, floa
     return hours
 
 
+def played_since(rounds: list[RoundTimes], start: datetime) -> datetime:
+    """When play began within a stretch from `start`: its first round's start, or `start`
+    itself when that round's shoe was already being dealt before it. The rates of
+    `shoectl pace` are over the time from then, not over the hours before the first card."""
+    before = [r for r in rounds if r.started < start]
+    after = [r for r in rounds if r.started >= start]
+    if not after:
+        return start
+    first = min(after, key=lambda r: r.started)
+    if before and max(before, key=lambda r: r.started).shoe == first.shoe:
+        return start
+    return first.started
+
+
 def pace(shift: Shift, start: datetime, end: datetime) -> dict[str, Any]:
-    """`shoectl pace`: the last hour and the shift [start, end), the table and each dealer."""
+    """`shoectl pace`: the last hour and the shift [start, end), the table and each dealer;
+    the table's rates over the time since play began in each (`played_since`)."""
     shift_rounds = _within(shift.rounds, start, end)
     hour_start = max(start, end - HOUR)
+    before = [r for r in shift.rounds if r.started < end]
+    played = played_since(before, start)
+    hour_played = played_since(before, hour_start)
     shoes = [s for s in shift.shoes.values() if s.first_round and start <= s.first_round < end]
     dealers = {
         name: {
@@ -250,8 +269,16 @@ def pace(shift: Shift, start: datetime, end: datetime) -> dict[str, Any]:
     return {
         "since": start,
         "until_at": end,
-        "last_hour": _figures(_within(shift.rounds, hour_start, end), (end - hour_start) / HOUR),
-        "shift": _figures(shift_rounds, (end - start) / HOUR),
+        "last_hour": {
+            **_figures(_within(shift.rounds, hour_start, end), (end - hour_played) / HOUR),
+            "since": hour_start,
+            "played_since": hour_played,
+        },
+        "shift": {
+            **_figures(shift_rounds, (end - played) / HOUR),
+            "since": start,
+            "played_since": played,
+        },
         "shoes": [
             {
                 "shoe": s.shoe,

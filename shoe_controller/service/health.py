@@ -25,6 +25,7 @@ from typing import Any
 
 from shoe_controller.service.config import HealthSection
 from shoe_controller.store.schema import LEGACY_SINK
+from shoe_controller.vocab import words
 from shoe_controller.vocab.protocol import JOURNAL_SPACE_LOW
 
 # Health levels, Nagios's numbers (`shoectl check` exits with them).
@@ -92,24 +93,25 @@ def assess(status: Mapping[str, Any], limits: HealthSection) -> dict[str, Any]:
         ways = " or ".join(f"shoectl {action.replace('_', '-')}" for action in hold["actions"])
         waiting = f" (first: {hold['waiting_for']})" if hold.get("waiting_for") else ""
         problem(
-            CRITICAL, f"table held ({hold['code']}): {hold['text']}", f"supervisor: {ways}{waiting}"
+            CRITICAL,
+            f"table held ({words.alert(hold['code'])}): {hold['text']}",
+            f"supervisor: {ways}{waiting}",
         )
     refusing = table.get("refusing_cards")
     if refusing:
         problem(
             CRITICAL,
-            f"the table refuses the shoe's cards ({refusing['code']}, {refusing['count']}"
-            f" since {refusing['since']}): {refusing['text']}",
+            f"the table refuses the shoe's cards ({words.alert(refusing['code'])},"
+            f" {refusing['count']} since {refusing['since']}): {refusing['text']}",
             "stop dealing; supervisor: see the text (load or start a shoe, check the shoe)",
         )
     for fault in table.get("faults", []):
         level = CRITICAL if (fault.get("severity") or 0) >= 2 else WARNING
         code = fault.get("code")
-        code_text = f"{code:#06x}" if isinstance(code, int) else str(code)
         action = HOST_FAULT_ACTIONS.get(
             code, f"technician: see the {fault.get('device')}'s manual for this code"
         )
-        problem(level, f"{fault.get('device')} fault {code_text}: {fault.get('text')}", action)
+        problem(level, f"{fault.get('device')}: {words.fault(code)}: {fault.get('text')}", action)
     _devices(status["devices"], bool(table.get("shoe_open")), limits, problem)
     _delivery(status["outbox"], limits, problem)
     level = max((p["level"] for p in problems), default=OK)
@@ -131,7 +133,8 @@ def _devices(devices: Any, shoe_open: bool, limits: HealthSection, problem: Any)
             level = CRITICAL if shoe_open else WARNING
             problem(
                 level,
-                f"{name} is {state}" + (" while a shoe is open" if shoe_open else ""),
+                f"{name} is {words.device_state(state)}"
+                + (" while a shoe is open" if shoe_open else ""),
                 f"stop dealing; technician: check the {name}'s cable and power (shoectl devices)",
             )
         elif device.get("configured") and state == "starting":
@@ -187,7 +190,14 @@ def summary(status: Mapping[str, Any]) -> str:
     """The worst problem (and how many more), the shoe, the round and the backlog."""
     health, table, outbox = status["health"], status["table"], status["outbox"]
     round_info = table.get("round") or {}
-    parts = [f"shoe {table.get('shoe')} {table.get('state')}"]
+    state = table.get("state")
+    # Between shoes the number is the last shoe's (or the first's, before any): not "shoe 2
+    # no shoe".
+    parts = [
+        "no shoe open"
+        if state == "no_shoe"
+        else f"shoe {table.get('shoe')} {words.table_state(state)}"
+    ]
     if round_info.get("number") is not None:
         parts.append(f"round {round_info['number']}")
     parts.append(f"backlog {outbox.get('backlog')}")

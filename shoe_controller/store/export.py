@@ -38,6 +38,14 @@ class ExportError(JournalError):
     """The selection names nothing the journal holds (the text says what it holds)."""
 
 
+class NothingSinceError(ExportError):
+    """Nothing was recorded at or after `since` (unix seconds)."""
+
+    def __init__(self, since: float) -> None:
+        super().__init__(f"nothing was recorded since {iso_time(since)}")
+        self.since = since
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Selection:
     """Exactly one of: a whole shoe, a round of a shoe, everything since a time."""
@@ -80,7 +88,7 @@ def input_span(reads: JournalReader, selection: Selection) -> tuple[int, int]:
     assert selection.since is not None
     first = reads.first_input_since(selection.since)
     if first is None:
-        raise ExportError(f"nothing was recorded since {iso_time(selection.since)}")
+        raise NothingSinceError(selection.since)
     # Back to the first input of the oldest shoe in play then: replay starts there.
     spanning = [
         info.first_input for info in shoes.values() if info.first_input <= first <= info.last_input

@@ -49,20 +49,20 @@ _ACTIONS = (
         "start_shoe",
         "Open a new shoe now (its SHOE loaded never came).",
         "Open a new shoe now, when the shoe is in but its SHOE loaded (or the shuffler's report)"
-        " never came. Refused while the next shoe's deck check failed (R10.6).",
+        " never came. Refused while the next shoe's deck check failed.",
         "R2, R10.6",
     ),
     Action(
         "trial",
-        "The next round(s) are trial rounds (R2.3).",
+        "The next round(s) are trial rounds.",
         "The next rounds are trial rounds, dealt without bets; only before the shoe's first"
-        " real round, at most `max_trial_rounds` (3) per shoe.",
+        " real round, at most three in a shoe.",
         "R2.3",
         (Arg("rounds", "int", "how many trial rounds to add", default=1, low=1, high=3),),
     ),
     Action(
         "end_trial",
-        "Stop the trial rounds (R2.3).",
+        "Stop the trial rounds.",
         "Stop the trials: a trial round in progress is voided (its cards are discarded) and"
         " trial rounds still requested are cancelled; the next round is real.",
         "R2.3",
@@ -71,7 +71,7 @@ _ACTIONS = (
         "confirm",
         "Decide on the held card: the read stands, or give the card.",
         "Decide on the card the table holds: a low-confidence read, a foreign, duplicate or"
-        " surplus card, or an unreadable card. Without `card` the read stands; with `card`"
+        " surplus card, or an unreadable card. Without a card the read stands; given a card,"
         " it is replaced (required for a card that has no identity). In squeeze mode it"
         " confirms the revealed card the table asks about.",
         "R10.1, R10.5, R15",
@@ -85,7 +85,7 @@ _ACTIONS = (
     ),
     Action(
         "correct",
-        "Correct a card of the round in progress (R10.1).",
+        "Correct a card of the round in progress.",
         "Correct a card of the round in progress; cards are laid out again in dealing order"
         " (cards beyond the round become extra cards) and the round's insurance is void.",
         "R10.1, R10.3",
@@ -96,9 +96,9 @@ _ACTIONS = (
     ),
     Action(
         "missed",
-        "Enter a card the scanner missed (R10.5).",
+        "Enter a card the scanner missed.",
         "Enter a card the scanner missed. When the shoe reported the gap, it fills it;"
-        " otherwise `position` says where it belonged: it is inserted, the round's cards are"
+        " otherwise its position says where it belonged: it is inserted, the round's cards are"
         " re-arranged into dealing order and the round's insurance is void.",
         "R10.5, R16.9",
         (
@@ -108,31 +108,31 @@ _ACTIONS = (
     ),
     Action(
         "extra",
-        "The last card was an extra card: next round's burn (R10.3).",
+        "The last card was an extra card: next round's burn.",
         "The last card of the round in progress was an extra card: it leaves the round and"
         " becomes the next round's burn; more extras than burns can absorb end the shoe.",
         "R10.3, R10.4",
     ),
     Action(
         "void",
-        "Void the round in progress (R10.1).",
+        "Void the round in progress.",
         "Void the round in progress (an uncorrectable misdeal): no result, bets returned;"
         " cards held or drawn during a hold go with it.",
         "R10.1",
     ),
     Action(
         "accept",
-        "Let the round dealt before its bets closed go on (R17).",
-        "Let the round whose first card came while its bets were open go on (the early_card"
-        " hold): the supervisor saw it was fair; the reason says why. `void` instead returns"
-        " the bets.",
+        "Let the round dealt before its bets closed go on.",
+        "Let the round whose first card came while its bets were open go on (the hold for a"
+        " card before bets closed): the supervisor saw it was fair; the reason says why. Void"
+        " instead returns the bets.",
         "R17, R10.1",
         clocked=True,
     ),
     Action(
         "change_shoe",
-        "End the shoe now; --misdeal for a dealing error (R3.2).",
-        "End the shoe now (the round in progress is voided); `misdeal` for a shoe changed"
+        "End the shoe now; --misdeal for a dealing error.",
+        "End the shoe now (the round in progress is voided); say misdeal for a shoe changed"
         " because of a dealing error.",
         "R3.2, R10.4",
         (Arg("misdeal", "bool", "the shoe ends because of a misdeal", default=False),),
@@ -144,23 +144,23 @@ _ACTIONS = (
         " removed or empty, a supervisor's hold); refused while their fault is still active.",
         "R10, R17",
     ),
-    Action("hold", "Stop dealing until resume.", "Stop dealing until `resume`.", "R10"),
+    Action("hold", "Stop dealing until resume.", "Stop dealing until resume.", "R10"),
     Action(
         "reveal",
-        "The squeezed cards are open (R15).",
+        "The squeezed cards are open.",
         "The squeezed cards are open: like the shoe's REVEAL button.",
         "R15",
     ),
     Action(
         "close_insurance",
-        "Close the open insurance windows (R16.8).",
+        "Close the open insurance windows.",
         "Close the open insurance windows; dealing goes on.",
         "R16.8",
     ),
     Action(
         "dealer",
         "A dealer signs in (--id) or out (--out) at this table.",
-        "A dealer signs in at this table (`id`), or out (`out`): the rounds dealt from then"
+        "A dealer signs in at this table with an id, or signs out: the rounds dealt from then"
         " on count to the dealer in charge (shoectl pace, the shift report).",
         "",
         (

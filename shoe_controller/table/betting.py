@@ -146,7 +146,7 @@ def _close(ctx: Context, number: int, server_round: str | None, by: str, source:
 
 def _close_late(ctx: Context, current: RoundBook, server_round: str | None, source: str) -> None:
     """The server closed the bets of a round whose first card came before: noted for the
-    supervisor, who decides (the early_card hold stays)."""
+    supervisor, who decides (the early-card hold stays)."""
     current.bets_closed_at = ctx.at
     current.server_round = current.server_round or server_round
     data = _event_data(current.number, current.server_round, "server", source)

@@ -359,12 +359,19 @@ def input_to_json(item: Input) -> dict[str, Any]:
 def input_from_json(obj: Mapping[str, Any]) -> Input:
     """Read an input back; anything that is not a valid input raises InputError naming the fault."""
     if not isinstance(obj, Mapping):
-        raise InputError(f"an input must be a JSON object, got {type(obj).__name__}")
+        raise InputError(f"an input must be a JSON object, not {_json_kind(obj)}")
     kind = obj.get("type")
     cls = INPUT_TYPES.get(kind) if isinstance(kind, str) else None  # a list is unhashable
     if cls is None:
         raise InputError(
-            f"unknown input type {obj.get('type')!r}; known: {', '.join(sorted(INPUT_TYPES))}"
+            (
+                f"unknown input type {kind}"
+                if isinstance(kind, str)
+                else "an input without a type"
+                if kind is None
+                else f"an input's type must be a name, not {_json_kind(kind)}"
+            )
+            + f"; known: {', '.join(sorted(INPUT_TYPES))}"
         )
     hints = _field_types(cls)
     kwargs: dict[str, Any] = {}
@@ -425,3 +432,16 @@ def _convert(value: Any, hint: Any) -> Any:
         if origin is Mapping and isinstance(value, dict):
             return dict(value)
     raise ValueError(f"{value!r} is not of type {hint}")
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in words: `a list`, `a number`, `text`."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return "null" if value is None else "another value"

@@ -104,7 +104,7 @@ def test_the_report_agrees_with_the_hand_count(journal_file: Path) -> None:
         assert dealer["rounds"] == rounds
         assert dealer["hours"] == round(minutes / 60, 3)
         assert dealer["rounds_per_hour"] == round(rounds / (minutes / 60), 2)
-    assert json.loads(_report(journal_file, "json"))["since"] == "2026-11-30T14:55:00.000000+08:00"
+    assert json.loads(_report(journal_file, "json"))["since"] == "2026-11-30T06:55:00.000000Z"
 
 
 def test_the_csv_report_holds_the_same_rows(journal_file: Path) -> None:
@@ -114,8 +114,10 @@ def test_the_csv_report_holds_the_same_rows(journal_file: Path) -> None:
     ]  # fmt: skip
     total = table[-1]
     assert total["rounds"] == "34"
-    assert total["holds:early_card"] == "1"
-    assert total["resolve_p50_s:supervisor_hold"] == "90.0"
+    assert total["rounds an hour"] == "15.11"  # 34 over the 2 h 15 min asked
+    assert total["holds: card before bets closed"] == "1"
+    assert total["median time to resolve (s): supervisor's hold"] == "90.0"
+    assert not [heading for heading in table[0] if "_" in heading]  # headings in words
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +140,9 @@ def _pace(live: LiveTable, *more: str) -> str:
 def test_shoectl_pace_agrees_with_the_hand_count(live: LiveTable) -> None:
     figures: dict[str, Any] = json.loads(_pace(live, "--json"))
     assert figures["shift"]["rounds"] == 34
-    assert figures["shift"]["rounds_per_hour"] == round(34 / 2.25, 2)  # 14:55 to 17:10
+    # Over the time with play: round 1's first card, 15:01:10, to 17:10 (not from 14:55).
+    assert figures["shift"]["rounds_per_hour"] == round(34 / (2 + 8 / 60 + 50 / 3600), 2)
+    assert figures["shift"]["played_since"] == "2026-11-30T07:01:10.000000Z"
     assert figures["last_hour"]["rounds"] == 13
     assert figures["shift"]["round_seconds_p50"] == 15.0
     assert figures["shift"]["round_seconds_p90"] == 15.0
@@ -147,7 +151,7 @@ def test_shoectl_pace_agrees_with_the_hand_count(live: LiveTable) -> None:
     assert [(s["shoe"], s["downtime_seconds"]) for s in figures["shoes"]] == [
         (1, None), (2, 550.0), (3, 670.0),
     ]  # fmt: skip
-    assert figures["shoes"][1]["first_round_at"] == "2026-11-30T15:45:10.000000+08:00"
+    assert figures["shoes"][1]["first_round_at"] == "2026-11-30T07:45:10.000000Z"
     assert {name: d["rounds"] for name, d in figures["dealers"].items()} == {"D-1": 17, "D-2": 17}
     assert figures["dealers"]["D-2"]["voided"] == 1
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from shoe_controller.cli.shoectl.render import Painter
-from shoe_controller.cli.shoectl.shuffle import shuffle_lines
+from shoe_controller.cli.shoectl.shuffle import RULE, shuffle_lines
+from shoe_controller.game.surveillance.shuffle_watch import ShuffleSettings
 
 
 def _answer(next_round: dict[str, Any] | None) -> dict[str, Any]:
@@ -42,8 +43,8 @@ def test_a_live_slug_with_what_the_next_round_pays_if_it_goes_on() -> None:
     assert "slug under way: 6 cards, here 131-136, in shoe 1 151-156; next there: KH 9S 5D" in text
     (pays,) = [line for line in lines if "if it goes on" in line]
     assert pays == (
-        "  if it goes on, the next round pays banker +0.95 (plain edge -1.06 %),"
-        " small +1.5 (plain edge -5.28 %); every other bet loses"
+        "  if it goes on, the next round pays Banker +0.95 (plain edge -1.06 %),"
+        " Small +1.5 (plain edge -5.28 %); every other bet loses"
     )
 
 
@@ -55,7 +56,7 @@ def test_a_tie_pushes_the_main_bets() -> None:
     (pays,) = [line for line in shuffle_lines(_answer(worth), Painter(enabled=False))
                if "if it goes on" in line]  # fmt: skip
     assert pays == (
-        "  if it goes on, the next round pays tie +8; pushes banker, player; every other bet loses"
+        "  if it goes on, the next round pays Tie +8; pushes Banker, Player; every other bet loses"
     )
 
 
@@ -70,3 +71,9 @@ def test_no_line_when_the_next_cards_do_not_make_a_round() -> None:
         lines = shuffle_lines(_answer(worth), Painter(enabled=False))
         assert not [line for line in lines if "if it goes on" in line]
         assert any("slug under way" in line for line in lines)
+
+
+def test_the_stated_rule_is_the_watchs() -> None:
+    settings = ShuffleSettings()
+    assert f"1 shoe in {round(1 / settings.alarm_rate):,}." in RULE
+    assert f"below {settings.unshuffled_rate:g} " in RULE

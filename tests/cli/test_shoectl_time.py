@@ -54,17 +54,17 @@ def test_a_pit_boss_at_3_am_in_macau_reads_3_am() -> None:
     for value in (at.timestamp(), at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")):
         assert macau.short(value) == "03:04:05.123"
         assert macau.stamp(value) == "2026-12-02 03:04:05.123 +08:00"
-        assert macau.iso(value) == "2026-12-02T03:04:05.123456+08:00"
+        assert macau.iso(value) == "2026-12-01T19:04:05.123456Z"  # JSON: one form, UTC
         assert utc.short(value) == "19:04:05.123"
         assert utc.stamp(value) == "2026-12-01 19:04:05.123 +00:00"
         assert utc.iso(value) == "2026-12-01T19:04:05.123456Z"  # the journal's own form
-        assert datetime.fromisoformat(macau.iso(value) or "") == at
+        assert datetime.fromisoformat(utc.iso(value) or "") == at
 
 
 def test_each_instant_gets_its_own_offset_across_daylight_saving() -> None:
     new_york = Times(ZoneInfo("America/New_York"))
-    assert new_york.iso("2026-01-15T12:00:00.000000Z") == "2026-01-15T07:00:00.000000-05:00"
-    assert new_york.iso("2026-07-15T12:00:00.000000Z") == "2026-07-15T08:00:00.000000-04:00"
+    assert new_york.stamp("2026-01-15T12:00:00.000000Z") == "2026-01-15 07:00:00.000 -05:00"
+    assert new_york.iso("2026-07-15T12:00:00.000000+00:00") == "2026-07-15T12:00:00.000000Z"
     assert new_york.stamp("2026-07-15T12:00:00Z") == "2026-07-15 08:00:00.000 -04:00"
 
 
@@ -82,7 +82,7 @@ def test_the_time_fields_are_named_at_now_since_or_end_in_at() -> None:
         "label_at": "not a time",
         "text": "since 2026-12-01T15:04:05.000000Z",  # a text: JSON keeps the daemon's words
     }
-    stamp = "2026-12-01T23:04:05.000000+08:00"
+    stamp = "2026-12-01T15:04:05.000000Z"  # JSON in UTC, whatever the zone shown
     assert Times(MACAU).in_json(answer) == {
         **answer,
         "at": stamp,
@@ -290,11 +290,11 @@ def macau_stamp(at: str) -> str:
         ["road", "--json"],
     ],
 )
-def test_json_has_iso_times_with_the_local_offset_and_no_epoch_numbers(
+def test_json_has_iso_times_in_utc_and_no_epoch_numbers(
     setting: Setting, command: list[str]
 ) -> None:
-    shown, raw = setting.json_and_answer(*command)
-    converted = same_but_times(shown, raw, EIGHT_HOURS)
+    shown, raw = setting.json_and_answer(*command)  # in Macau: JSON in UTC all the same
+    converted = same_but_times(shown, raw, timedelta(0))
     assert epochs(shown) == []
     if command[0] in ("status", "outbox"):  # the publisher's status: epoch seconds, converted
         assert epochs(raw)
@@ -303,7 +303,7 @@ def test_json_has_iso_times_with_the_local_offset_and_no_epoch_numbers(
         assert converted  # these answers carry times
 
 
-def test_json_with_utc_writes_the_journals_own_z_form(setting: Setting) -> None:
+def test_json_with_utc_is_the_same_z_form(setting: Setting) -> None:
     for command in (["--utc", "status", "--json"], ["outbox", "--json", "--utc"]):
         shown, raw = setting.json_and_answer(*command, env=IN_MACAU)
         converted = same_but_times(shown, raw, timedelta(0))
@@ -315,7 +315,7 @@ def test_an_actions_json_answer_carries_iso_times_too(setting: Setting) -> None:
     assert setting.hold.returncode == 0, setting.hold.stderr
     [answer] = setting.hold_answers
     shown = json.loads(setting.hold.stdout)
-    converted = same_but_times(shown, answer, EIGHT_HOURS)
+    converted = same_but_times(shown, answer, timedelta(0))
     assert any(path.startswith(".result.events[]") for path in converted)
 
 
@@ -375,7 +375,7 @@ def test_status_says_when_in_local_time(setting: Setting) -> None:
     now = datetime.fromisoformat(f"{stamp[1]}T{stamp[2]}+08:00")
     assert before - timedelta(seconds=1) <= now <= after  # the daemon's clock, read in Macau
     [hold] = setting.live.view()["holds"]
-    assert f"since {macau_short(hold['since'])} (ways out:" in result.stdout
+    assert f"since {macau_short(hold['since'])} +08:00 (ways out:" in result.stdout
     alert = next(e for e in reversed(setting.live.events()) if e.type == "procedure.alert")
     alert_row = next(
         line for line in result.stdout.splitlines() if line.startswith(f"{alert.seq} ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -66,7 +67,7 @@ def test_a_bad_line_is_named_and_nothing_is_printed(tmp_path: Path) -> None:
     assert "line 1: not JSON" in CliRunner().invoke(replay_command, [str(path)]).output
     path.write_text('{"type": ["card"], "at": 1}\n', encoding="utf-8")  # unhashable type
     assert (
-        "line 1: unknown input type card; known: "  # names, not Python lists
+        "line 1: an input's type must be a name, not a list; known: "  # words, not Python
         in CliRunner().invoke(replay_command, [str(path)]).output
     )
     path.write_bytes(b'{"type": "card"}\n\xff\xfe\n')
@@ -92,3 +93,18 @@ def test_replay_runs_as_a_program(tmp_path: Path) -> None:
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert {event["shoe"] for event in events} == {42}
     assert len(inputs) < len(events)
+
+
+def test_replay_for_a_person_says_the_zone_of_its_times(tmp_path: Path) -> None:
+    _write_shoe(tmp_path / "shoe.jsonl", TableConfig())
+    for options, zone in (([], "+08:00"), (["--utc"], "+00:00")):
+        done = subprocess.run(
+            [sys.executable, "-m", "shoe_controller.cli.replay", str(tmp_path / "shoe.jsonl"),
+             *options],
+            capture_output=True, text=True, check=False, timeout=60,
+            env={**os.environ, "TZ": "Asia/Macau"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        heading, first, *_ = done.stdout.splitlines()
+        assert heading.split()[:3] == ["#", "TIME", f"({zone})"]
+        assert first[heading.index("SHOE/RND")] != " "  # the rows under their headings

@@ -4,11 +4,11 @@ are tested with real processes under TZ= in tests/system/test_one_clock.py."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from shoe_controller.cli.shoectl.typed_times import TimeTypedError, read_time
+from shoe_controller.cli.shoectl.typed_times import TimeTypedError, read_time, typed_zone
 
 NOW = datetime(2026, 11, 30, 19, 18, 48, 523000, tzinfo=UTC)
 
@@ -54,3 +54,11 @@ def test_what_is_not_a_time_is_refused_with_the_forms(typed: str) -> None:
     text = str(refused.value)
     assert "['" not in text
     assert "'-1h'" in text or "unknown unit" in text
+
+
+def test_an_answer_about_a_typed_time_is_in_the_zone_it_was_typed_in() -> None:
+    assert typed_zone("2026-11-30T03:18+05:00") == timezone(timedelta(hours=5))
+    assert typed_zone("2026-11-30 03:18Z") == UTC
+    for typed in ("tomorrow", "03:18", "-1h", "2026-11-30 03:18", "now"):
+        assert typed_zone(typed) is None  # this machine's zone
+        assert typed_zone(typed, utc=True) is UTC

@@ -387,7 +387,7 @@ def test_the_composition_drives_the_draws():
         ("QH, 7", "not a card: '7'"),
         ("1 2 3", "has 3 numbers"),
         ("33 " + "32 " * 12, "counts 33 of rank A"),
-        ("AS " * 9, "AS is dealt 9 times but 8 decks hold 8"),
+        ("AS " * 9, "AS is dealt 9 times, but 8 decks hold only 8 copies"),
         ("1 1 1 1 1 " + "0 " * 8, "a round can take 6 cards; the shoe holds 5"),
     ],
 )

@@ -244,10 +244,22 @@ def test_pace_gives_the_last_hour_the_shift_its_shoes_and_each_dealer() -> None:
     assert pace(shift, start, end) == {
         "since": start,
         "until_at": end,
-        # 06:40 to 07:40: rounds 2 and 3 of shoe 2 (25 s, 10.123456 s)
-        "last_hour": _figures(2, 2.0, (17.562, 23.512)),
-        # real rounds 10.123456, 15, 20, 25, 45 s; waits 3, 8, 10 s
-        "shift": _figures(5, 3.0, (20.0, 37.0), waits=(8.0, 9.6), voided=1, trial=1),
+        # 06:40 to 07:40: rounds 2 and 3 of shoe 2 (25 s, 10.123456 s); shoe 2 was being
+        # dealt at 06:40, so the hour had play from its start
+        "last_hour": {
+            **_figures(2, 2.0, (17.562, 23.512)),
+            "hours": 1.0,
+            "since": t("06:40:00"),
+            "played_since": t("06:40:00"),
+        },
+        # real rounds 10.123456, 15, 20, 25, 45 s; waits 3, 8, 10 s; over the time since
+        # the first round began, 06:01 to 07:40 (99 min), not from 06:00
+        "shift": {
+            **_figures(5, 3.03, (20.0, 37.0), waits=(8.0, 9.6), voided=1, trial=1),
+            "hours": 1.65,
+            "since": start,
+            "played_since": t("06:01:00"),
+        },
         "shoes": [
             {
                 "shoe": 1,
@@ -278,8 +290,16 @@ def test_pace_over_a_part_of_the_shift() -> None:
     shift = read_shift(SHIFT, HOLD_CODES)
     start, end = t("06:10:00"), t("06:40:00")  # less than an hour: the last hour is all of it
     figures = pace(shift, start, end)
+    # Shoe 2's first round began at 06:15: 25 minutes of play, not the 30 asked.
     assert (
-        figures["last_hour"] == figures["shift"] == _figures(1, 2.0, (15.0, 15.0), waits=(8.0, 8.0))
+        figures["last_hour"]
+        == figures["shift"]
+        == {
+            **_figures(1, 2.4, (15.0, 15.0), waits=(8.0, 8.0)),
+            "hours": 0.417,
+            "since": start,
+            "played_since": t("06:15:00"),
+        }
     )
     assert [s["shoe"] for s in figures["shoes"]] == [2]  # shoe 1's first round was before
     assert {name: d["hours"] for name, d in figures["dealers"].items()} == {
@@ -312,6 +332,7 @@ def test_the_report_gives_each_hour_each_dealer_and_the_whole_stretch() -> None:
             "kind": "hour",
             "name": "2026-11-30T06:00:00+00:00",
             **_figures(3, 3.0, (20.0, 40.0), waits=(8.0, 9.6), voided=1, trial=1),
+            "hours": 1.0,
             "shoes_ended": 1,
             "misdeals": 1,
             "downtime_seconds": 300.0,
@@ -324,7 +345,8 @@ def test_the_report_gives_each_hour_each_dealer_and_the_whole_stretch() -> None:
         {
             "kind": "hour",
             "name": "2026-11-30T07:00:00+00:00",
-            **_figures(2, 3.0, (17.562, 23.512)),  # 40 minutes
+            **_figures(2, 3.0, (17.562, 23.512)),
+            "hours": 0.667,  # 40 minutes
             "shoes_ended": 0,
             "misdeals": 0,
             "downtime_seconds": 0,
@@ -346,6 +368,7 @@ def test_the_report_gives_each_hour_each_dealer_and_the_whole_stretch() -> None:
             "kind": "total",
             "name": "",
             **_figures(5, 3.0, (20.0, 37.0), waits=(8.0, 9.6), voided=1, trial=1),
+            "hours": 1.667,
             "shoes_ended": 1,
             "misdeals": 1,
             "downtime_seconds": 300.0,
@@ -376,7 +399,7 @@ def test_the_reports_hours_are_the_zones_and_cut_to_the_stretch() -> None:
     assert rows[-1]["kind"] == "total"
     assert rows[-1]["rounds_per_hour"] == round(2 / 1.25, 2)
     assert report(shift, t("06:00:00"), t("06:00:00"), UTC) == [
-        {"kind": "total", "name": "", **_figures(0, None, (None, None)),
+        {"kind": "total", "name": "", **_figures(0, None, (None, None)), "hours": 0.0,
          "shoes_ended": 0, "misdeals": 0, "downtime_seconds": 0, "holds": {}},
     ]  # fmt: skip
 

@@ -345,3 +345,14 @@ def test_shoectl_loads_no_daemon_journal_or_heavy_library():
     unwanted = (*_HEAVY, _DAEMON, "shoe_controller.store", "shoe_controller.table.procedures")
     assert [prefix for prefix in unwanted if _loaded(modules, prefix)] == []
     assert _loaded(modules, "shoe_controller.cli.shoectl.commands")  # the check looked
+
+
+def test_shoectl_shuffle_states_the_watch_rule_without_numpy():
+    # Its alarm rule comes from game/surveillance/shuffle_rates.py, as the watch's settings do.
+    modules = _modules_loaded(
+        "from shoe_controller.cli.shoectl import main\n"
+        "try:\n    main(['shuffle', '--help'])\nexcept SystemExit:\n    pass"
+    )
+    assert _loaded(modules, "shoe_controller.cli.shoectl.shuffle")
+    assert _loaded(modules, "shoe_controller.game.surveillance.shuffle_rates")
+    assert not _loaded(modules, "numpy")

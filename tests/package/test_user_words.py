@@ -224,11 +224,11 @@ def test_the_status_and_outbox_words() -> None:
     sink = {"name": "server", "backlog": 1, "delivered_through": None, "last_seq": 1,
             "why": "1 event(s) about to be sent"}  # fmt: skip
     assert sink_line(sink) == (
-        "backlog 1 (delivered none confirmed yet, of its seq 1): 1 event(s) about to be sent"
+        "1 event(s) about to be sent; backlog 1, delivered none confirmed yet, of its seq 1"
     )
     assert through_text({**sink, "delivered_through": 3, "last_seq": 4}) == "through its seq 3 of 4"
     assert details_text({"released": ["supervisor_hold"], "misdeal": False, "card": None}) == (
-        "released: supervisor_hold, misdeal: no, card: none"
+        "released: supervisor's hold, misdeal: no, card: none"
     )
     assert in_shoectl_words("load the shoe (or supervisor start_shoe) before dealing") == (
         "load the shoe (or a supervisor: shoectl start-shoe) before dealing"
@@ -281,7 +281,8 @@ def test_a_replay_that_differs_says_what_differs_in_json_words() -> None:
     assert problems(problem) == []
 
 
-def test_the_monitors_statistics_say_none_in_words() -> None:
+def test_the_monitors_statistics_leave_out_what_is_not_known() -> None:
     text = statistics_text({"protocol": "slp", "port": "/dev/x", "inputs": 0, "by_type": {},
-                            "connection": {"opens": 0, "last_error": None}})  # fmt: skip
-    assert text.splitlines()[-1] == "  connection opens 0, last error none"
+                            "connection": {"opens": 0, "last_error": None},
+                            "translator": {"kind": None, "last_counter": None}})  # fmt: skip
+    assert text.splitlines()[-1] == "  connection opens 0"

@@ -188,7 +188,7 @@ def test_a_hold_makes_status_critical_and_resume_clears_it(live: LiveTable) -> N
     assert hold["ok"] is True
     check = live.request({"cmd": "check"})["result"]
     assert check["level"] == 2
-    assert check["line"].startswith("SHOE CRITICAL - table held (supervisor_hold)")
+    assert check["line"].startswith("SHOE CRITICAL - table held (supervisor's hold)")
     assert "| backlog=" in check["line"]
     status = live.request({"cmd": "status"})["result"]
     assert status["table"]["state"] == "held"
@@ -218,7 +218,7 @@ def test_device_faults_warn_or_need_a_person_by_severity(live: LiveTable) -> Non
     live.sim.call(lambda device: device.raise_fault(0x0201, Severity.WARNING, "lamp dim"))
     warned = live.wait_for(problems)
     assert [(p["status"], p["text"]) for p in warned] == [
-        ("WARNING", "scanner fault 0x0201: lamp dim")
+        ("WARNING", "scanner: device fault 0x0201: lamp dim")
     ]
     devices = live.request({"cmd": "devices"})["result"]["devices"]
     assert devices[0]["faults"] == [
@@ -228,11 +228,9 @@ def test_device_faults_warn_or_need_a_person_by_severity(live: LiveTable) -> Non
     live.wait_for(lambda: not problems())
     live.sim.call(lambda device: device.raise_fault(0x0203, Severity.ERROR, "sensor jam"))
     failed = live.wait_for(lambda: len(problems()) >= 2 and problems())
-    texts = {(p["status"], p["text"].split(":")[0]) for p in failed}
-    assert texts == {
-        ("CRITICAL", "scanner fault 0x0203"),
-        ("CRITICAL", "table held (device_fault)"),
-    }
+    texts = {(p["status"], p["text"]) for p in failed}
+    assert ("CRITICAL", "scanner: device fault 0x0203: sensor jam") in texts
+    assert [t for s, t in texts if s == "CRITICAL" and t.startswith("table held (device fault): ")]
 
 
 def test_undelivered_events_grow_from_warning_to_critical_with_time(live: LiveTable) -> None:

@@ -17,6 +17,7 @@ from shoe_controller.service.health import (
     check_line,
     summary,
 )
+from shoe_controller.vocab import words
 from shoe_controller.vocab.protocol import JOURNAL_SPACE_LOW
 
 
@@ -48,11 +49,12 @@ def test_a_quiet_table_is_ok() -> None:
 
 @pytest.mark.parametrize("state", ["silent", "lost", "open_failed", "stopped"])
 def test_a_device_down_stops_play_while_a_shoe_is_open(state: str) -> None:
+    state_words = words.device_state(state)  # `open_failed` is said "not opened"
     open_shoe = status(devices=[device(state)])
-    assert levels(open_shoe) == [(CRITICAL, f"scanner is {state} while a shoe is open")]
+    assert levels(open_shoe) == [(CRITICAL, f"scanner is {state_words} while a shoe is open")]
     assert "cable and power" in open_shoe["health"]["problems"][0]["action"]
     between_shoes = status(devices=[device(state)], table={"shoe_open": False})
-    assert levels(between_shoes) == [(WARNING, f"scanner is {state}")]
+    assert levels(between_shoes) == [(WARNING, f"scanner is {state_words}")]
 
 
 def test_a_table_refusing_cards_is_critical_with_the_reason() -> None:
@@ -60,7 +62,7 @@ def test_a_table_refusing_cards_is_critical_with_the_reason() -> None:
     answer = status(table={"refusing_cards": refusing, "shoe_open": False})
     ((level, text),) = levels(answer)
     assert level == CRITICAL
-    assert text.startswith("the table refuses the shoe's cards (no_shoe, 4 since t)")
+    assert text.startswith("the table refuses the shoe's cards (no shoe open, 4 since t)")
 
 
 def test_a_hold_names_the_commands_that_end_it() -> None:
@@ -78,7 +80,7 @@ def test_a_hold_names_the_commands_that_end_it() -> None:
         " (first: scanner to clear fault 0x0001 (FAULT_CLEARED))"
     )
     assert hold_text(hold, _plain) == (
-        "device_fault: jam (ways out: resume, change-shoe;"
+        "device fault: jam (ways out: resume, change-shoe;"
         " first scanner to clear fault 0x0001 (FAULT_CLEARED))"
     )
 
@@ -197,7 +199,7 @@ def test_a_device_fault_of_severity_error_or_worse_is_critical(severity: int, le
     # docs/spec-protocol.md: severity 1 warning, 2 error, 3 fatal.
     fault = {"device": "shuffler", "code": 0x0301, "severity": severity, "text": "jam"}
     answer = status(devices=[device("connected")], table={"faults": [fault]})
-    assert levels(answer) == [(level, "shuffler fault 0x0301: jam")]
+    assert levels(answer) == [(level, "shuffler: device fault 0x0301: jam")]
 
 
 def test_a_device_not_configured_that_is_disconnected_is_a_warning() -> None:
@@ -287,7 +289,7 @@ def test_a_hold_with_nothing_to_wait_for_names_only_its_commands() -> None:
     assert problems(status(table={"holds": [hold]})) == [
         one_problem(
             CRITICAL,
-            "table held (missed_card): card #5 was not scanned",
+            "table held (missed card): card #5 was not scanned",
             "supervisor: shoectl missed",
         )
     ]
@@ -299,7 +301,7 @@ def test_a_table_refusing_cards_tells_the_dealer_to_stop() -> None:
     assert problems(status(table={"refusing_cards": refusing})) == [
         one_problem(
             CRITICAL,
-            "the table refuses the shoe's cards (counter_went_back, 2 since t):"
+            "the table refuses the shoe's cards (card counter went back, 2 since t):"
             " card counter 2 after 3",
             "stop dealing; supervisor: see the text (load or start a shoe, check the shoe)",
         )
@@ -311,7 +313,7 @@ def test_a_device_fault_sends_the_technician_to_the_devices_manual() -> None:
     assert problems(status(table={"faults": [fault]})) == [
         one_problem(
             CRITICAL,
-            "shuffler fault 0x0301: jam",
+            "shuffler: device fault 0x0301: jam",
             "technician: see the shuffler's manual for this code",
         )
     ]
@@ -323,7 +325,7 @@ def test_the_hosts_own_fault_says_what_to_free_since_no_manual_does() -> None:
     assert problems(status(table={"faults": [fault]})) == [
         one_problem(
             CRITICAL,
-            "journal fault 0xf004: 40 MB free on the journal's disk",
+            "journal: journal disk nearly full (fault 0xf004): 40 MB free on the journal's disk",
             "technician: free space on the journal's disk, or bring back the sinks that hold"
             " events (shoectl outbox); supervisor: resume once the fault is cleared",
         )
@@ -437,6 +439,18 @@ def test_check_line_before_anything_is_dealt_counts_zeros_and_leaves_out_cards_l
     )
 
 
+def test_between_shoes_the_check_line_says_no_shoe_is_open() -> None:
+    answer = status(
+        devices=[device("connected")],
+        table={"state": "no_shoe", "shoe": 2, "shoe_open": False, "round": None,
+               "real_rounds": 0, "cards_dealt": 0, "cards_left": None},
+        outbox={"backlog": 0},
+    )  # fmt: skip
+    assert check_line(answer) == (
+        "SHOE OK - no shoe open, backlog 0 | backlog=0 rounds=0 cards_dealt=0"
+    )
+
+
 def test_the_summary_leads_with_a_single_problem_without_counting_more() -> None:
     answer = status(devices=[device("starting")], table={"round": {"number": 4}})
     assert summary(answer) == "scanner is starting; shoe 3 dealing, round 4, backlog 0"
@@ -474,4 +488,4 @@ def test_a_sink_named_server_whose_kind_is_not_given_is_the_table_server() -> No
 def test_a_fault_code_that_is_not_a_number_is_shown_as_it_came() -> None:
     fault = {"device": "scanner", "code": "E7", "severity": 1, "text": "lamp dim"}
     (problem,) = problems(status(table={"faults": [fault]}))
-    assert problem["text"] == "scanner fault E7: lamp dim"
+    assert problem["text"] == "scanner: device fault E7: lamp dim"

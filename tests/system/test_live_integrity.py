@@ -80,7 +80,7 @@ def test_check_is_critical_while_the_table_refuses_cards_and_stays_so(rig: Table
         check = shoectl(rig, "check")
         assert check.returncode == 2, check.stdout
         assert check.stdout.startswith(
-            "SHOE CRITICAL - the table refuses the shoe's cards (no_shoe"
+            "SHOE CRITICAL - the table refuses the shoe's cards (no shoe open"
         )
     status = json.loads(shoectl(rig, "status", "--json").stdout)
     (problem,) = [p for p in status["health"]["problems"] if "refuses" in p["text"]]

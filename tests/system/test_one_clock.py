@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -27,7 +27,7 @@ if not Path("/usr/share/zoneinfo/Asia/Macau").exists():  # libc's, which TZ= goe
 
 MACAU, NEW_YORK = ZoneInfo("Asia/Macau"), ZoneInfo("America/New_York")
 IN_MACAU, IN_NEW_YORK = {"TZ": "Asia/Macau"}, {"TZ": "America/New_York"}
-HEADER = re.compile(r"^ +SEQ  TIME +SHOE/RND  TYPE +DETAILS$")
+HEADER = re.compile(r"^ +SEQ  TIME \(\+08:00\) +SHOE/RND  TYPE +DETAILS$")
 EXTRA_EVENTS = 1600  # more than one answer of the socket holds (1000)
 
 
@@ -139,6 +139,31 @@ def test_export_since_reads_the_time_shoectl_shows(live: LiveTable, tmp_path: Pa
                              "-o", str(tmp_path / "utc.jsonl"), env=IN_MACAU)  # fmt: skip
     assert in_utc.returncode == 1  # the same wall time in UTC is 8 hours later: nothing then
     assert "nothing" in in_utc.stderr
+
+
+def test_export_answers_in_the_zone_the_time_was_typed_in(live: LiveTable, tmp_path: Path) -> None:
+    """The bug: `--since tomorrow` in Macau was answered 'nothing was recorded since
+    ...T16:00:00.000000Z', a time the person never typed."""
+    config = tmp_path / "table.toml"
+    config.write_text(f'[table]\nid = "07"\n[journal]\npath = "{live.workdir / "journal.db"}"\n')
+    tomorrow = (datetime.now(MACAU) + timedelta(days=1)).date().isoformat()
+    answers = {}
+    for typed, env in (("tomorrow", IN_MACAU), ("tomorrow", IN_NEW_YORK),
+                       (f"{tomorrow}T09:30+05:00", IN_MACAU)):  # fmt: skip
+        done = shoe_controller("export", "--config", str(config), "--since", typed,
+                               "-o", str(tmp_path / "none.jsonl"), env=env)  # fmt: skip
+        assert done.returncode == 1
+        answers[typed, env["TZ"]] = done.stderr.strip().splitlines()[-1]
+    assert answers["tomorrow", "Asia/Macau"] == (
+        f"Error: nothing was recorded since {tomorrow} 00:00:00.000 +08:00 (--since tomorrow)"
+    )
+    assert re.fullmatch(r"Error: nothing was recorded since \d{4}-\d\d-\d\d 00:00:00\.000"
+                        r" -0[45]:00 \(--since tomorrow\)",
+                        answers["tomorrow", "America/New_York"])  # fmt: skip
+    assert answers[f"{tomorrow}T09:30+05:00", "Asia/Macau"] == (
+        f"Error: nothing was recorded since {tomorrow} 09:30:00.000 +05:00"
+        f" (--since {tomorrow}T09:30+05:00)"
+    )
 
 
 def test_more_than_a_thousand_events_come_in_pages(live: LiveTable) -> None:

@@ -183,7 +183,9 @@ def test_replay_shows_a_table_reads_a_dispute_file_and_standard_input(
     table = program("replay", str(EXAMPLE))
     assert table.returncode == 0, table.stderr
     header, *rows = table.stdout.splitlines()
-    assert header.split() == ["#", "TIME", "SHOE/RND", "TYPE", "DETAILS"]
+    assert header.split()[:2] == ["#", "TIME"]
+    assert re.fullmatch(r"\([+-]\d\d:\d\d\)", header.split()[2])  # the zone of the times
+    assert header.split()[3:] == ["SHOE/RND", "TYPE", "DETAILS"]
     assert rows[-1] == f"{len(EXAMPLE.read_text().splitlines())} input(s) replayed:" + (
         f" {len(rows) - 1} event(s)"
     )

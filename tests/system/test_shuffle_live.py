@@ -31,6 +31,7 @@ import pytest
 from shoe_testkit.control import REPO, cli_env
 from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import check_delivery
+from shoe_testkit.words import faults
 
 from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.cards import Card, Suit
@@ -286,5 +287,11 @@ def test_shoectl_shuffle_shows_the_report(dealt: Dealt) -> None:
     assert text.returncode == 0, text.stderr
     assert "Shoe 3 against shoe 2" in text.stdout
     assert "fair" in text.stdout
+    assert faults(text.stdout) == []  # in words (tests/system/test_shoectl_words.py)
+    unshuffled = _shoectl(dealt, "shuffle", "--shoe", "2")
+    assert "unshuffled: an order a fair shuffle gives in fewer than 1 shoe in a million" in (
+        unshuffled.stdout
+    )
+    assert faults(unshuffled.stdout) == []
     older = json.loads(_shoectl(dealt, "shuffle", "--shoe", "2", "--json").stdout)
     assert older["verdict"] == "unshuffled"

@@ -26,6 +26,7 @@ from shoe_testkit.groups import can_make_groups, temporary_group
 from shoe_testkit.rig import RigOptions, TableRig
 from shoe_testkit.rig_checks import check_delivery
 from shoe_testkit.users import as_nobody, can_switch_user
+from shoe_testkit.words import faults
 
 from shoe_controller.game.odds import Composition
 from shoe_controller.game.surveillance.edge import bet_edges, cards_left_by_rank
@@ -218,8 +219,12 @@ def test_shoectl_edge_shows_the_last_report_the_shoe_and_its_summary(watched: Wa
     text = _shoectl(watched, "edge")
     assert text.returncode == 0, text.stderr
     assert f"Shoe 1 (ended), next round {last['round']}" in text.stdout
-    assert "perfect_pair" in text.stdout
-    assert "not offered any more (R14.1): big, small" in text.stdout
+    assert "Perfect pair" in text.stdout
+    assert "not offered any more after round 20: Big, Small" in text.stdout
+    assert faults(text.stdout) == []  # in words (tests/system/test_shoectl_words.py)
+    summary_text = _shoectl(watched, "edge", "--summary")
+    assert summary_text.returncode == 0, summary_text.stderr
+    assert faults(summary_text.stdout) == []
     summary = json.loads(_shoectl(watched, "edge", "--summary", "--json").stdout)["summary"]
     assert summary["banker"]["rounds_above_threshold"] >= 1
     assert summary["big"]["rounds"] == 20

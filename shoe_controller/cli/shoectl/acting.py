@@ -72,7 +72,7 @@ def action_command(action: Action) -> click.Command:
         }
         carry_out(request, as_json)
 
-    run.__doc__ = f"{action.summary} ({action.rules})" if action.rules else action.summary
+    run.__doc__ = action.summary  # the rules it follows are in docs/inputs.md
     command: Callable[..., Any] = run
     for arg in reversed(action.args):
         command = _arg_option(arg)(command)

@@ -36,10 +36,10 @@ from shoe_controller.cli.shoectl.plumbing import (
 )
 from shoe_controller.cli.shoectl.recall import recall, require_shoe, write_export
 from shoe_controller.cli.shoectl.render import (
-    EVENT_HEADERS,
     Cell,
     Painter,
     card_text,
+    event_headers,
     event_row,
     node_pairs,
     render_pairs,
@@ -55,6 +55,7 @@ from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.cli.shoectl.watching import watch
 from shoe_controller.cli.shoectl.wording import in_shoectl_words
 from shoe_controller.table.action_specs import ACTIONS
+from shoe_controller.vocab import words
 
 DEFAULT_SOCKET = "/run/shoe-controller/control.sock"
 SOCKET_ENV = "SHOECTL_SOCKET"
@@ -103,9 +104,9 @@ def main(ctx: click.Context, socket_path: str, as_json: bool, utc: bool, timeout
     """See the table through shoe-controller's control socket, and act on it as supervisor.
 
     Times are shown in this machine's zone (TZ honoured) with its offset, or in UTC with
-    --utc; --json writes them as ISO 8601 with the offset (docs/shoectl.md "Times"). A time
-    you type (events --since, --until) is read in the same zone, or with its offset; one the
-    clocks pass twice (daylight saving) is refused.
+    --utc; --json writes every time in UTC, as ISO 8601 ending in Z (docs/shoectl.md
+    "Times"). A time you type (events --since, --until) is read in the zone shown, or with
+    its offset; one the clocks pass twice (daylight saving) is refused.
     """
     ctx.obj = socket_path
     ctx.meta[JSON_KEY] = as_json
@@ -160,7 +161,7 @@ def _status_frame(paint: Painter, shown: Times) -> str:
     except UnreachableError as error:
         return f"shoectl: {error}"
     except AnswerError as error:
-        return f"shoectl: {error.text} ({error.code})"
+        return f"shoectl: {error.text}"
     return in_shoectl_words(render_status(result, paint, shown))
 
 
@@ -201,11 +202,13 @@ def devices(as_json: bool) -> None:
         connection = device.get("connection") or {}
         state = device.get("status") or "unknown"
         last_error = link.get("last_error") or connection.get("last_error") or ""
-        faults = ", ".join(f"{f['code']:#06x} {f['text']}" for f in device.get("faults") or [])
+        faults = ", ".join(
+            f"{words.fault(f['code'])}: {f['text']}" for f in device.get("faults") or []
+        )
         rows.append(
             [
                 device["device"],
-                (state, "ok" if state == "connected" else "crit"),
+                (words.device_state(state), "ok" if state == "connected" else "crit"),
                 identity.get("kind") or device.get("kind") or "",  # HELLO's, else configured
                 identity.get("vendor", ""),
                 identity.get("model", ""),
@@ -222,7 +225,7 @@ def devices(as_json: bool) -> None:
         out("no devices configured or seen")
         return
     headers = ("DEVICE", "STATUS", "KIND", "VENDOR", "MODEL", "SERIAL", "FIRMWARE")
-    headers += ("FRAMES", "CRC_ERR", "RETRANS", "RECONN", "FAULTS/LAST ERROR")
+    headers += ("FRAMES", "CRC ERRORS", "RESENT", "RECONNECTS", "FAULTS, LAST ERROR")
     out(render_table(headers, rows, paint))
 
 
@@ -271,7 +274,7 @@ def print_rounds(result: Mapping[str, Any], paint: Painter, times: Times) -> Non
         if item["trial"]:
             notes.insert(0, "trial")
         if item["voided_reason"]:
-            notes.append(item["voided_reason"])
+            notes.append(words.void_reason(item["voided_reason"]))
         if item["insurance_offers"]:
             notes.append(f"insurance x{item['insurance_offers']}")
         if item["supervisor_actions"]:
@@ -294,7 +297,9 @@ def print_rounds(result: Mapping[str, Any], paint: Painter, times: Times) -> Non
         )
     out(
         render_table(
-            ("ROUND", "STARTED", "RESULT", "P-B", "PLAYER", "BANKER", "NOTES"), rows, paint
+            ("ROUND", times.column("STARTED"), "RESULT", "P-B", "PLAYER", "BANKER", "NOTES"),
+            rows,
+            paint,
         )
     )
 
@@ -330,7 +335,9 @@ def round_command(number: int, shoe: int | None, export_file: str | None, as_jso
     if summary["status"] == "result":
         pairs.append(("Result", result_text(summary, paint)))
     elif summary["status"] == "voided":
-        pairs.append(("Result", paint(f"void ({summary['voided_reason']})", "warn")))
+        pairs.append(
+            ("Result", paint(f"void: {words.void_reason(summary['voided_reason'])}", "warn"))
+        )
     cards = summary["cards"]
     pairs.append(
         ("Cards", " ".join(f"{p} {card_text(c, paint)}" for p, c in cards.items()) or "none")
@@ -338,7 +345,7 @@ def round_command(number: int, shoe: int | None, export_file: str | None, as_jso
     out(render_pairs(pairs, paint))
     out()
     rows = [event_row(e, paint, shown) for e in result["events"]]
-    out(render_table(EVENT_HEADERS, rows, paint))
+    out(render_table(event_headers(shown), rows, paint))
 
 
 @main.command(short_help="What waits for each sink (the table server, a broker), and why.")
@@ -361,7 +368,7 @@ def outbox(as_json: bool) -> None:
             ("Backlog", f"{sink['backlog']} event(s)"),
             ("Delivered", through_text(sink)),
             ("Why", sink["why"]),
-            ("State", str(sink["state"])),
+            ("State", words.sink_state(sink["state"])),
             *node_pairs(sink, when),
         ]
         if sink.get("oldest_waiting_at"):
@@ -380,7 +387,7 @@ def outbox(as_json: bool) -> None:
             )
         if sink.get("fault"):
             fault = sink["fault"]
-            pairs.append(("Fault", paint(f"{fault['code']}: {fault['text']}", "crit")))
+            pairs.append(("Fault", paint(str(fault["text"]), "crit")))
         out(render_pairs(pairs, paint))
         waiting = sink.get("waiting") or []
         if waiting:
@@ -396,7 +403,7 @@ def outbox(as_json: bool) -> None:
                 for e in waiting
             ]
             more = sink["backlog"] - len(waiting)
-            out(render_table(("SEQ", "EVENT", "AT", "SHOE/RND", "TYPE"), rows, paint))
+            out(render_table(("SEQ", "EVENT", when.column("AT"), "SHOE/RND", "TYPE"), rows, paint))
             if more > 0:
                 out(paint(f"... and {more} more", "dim"))
 

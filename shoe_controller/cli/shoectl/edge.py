@@ -23,6 +23,7 @@ from shoe_controller.cli.shoectl.plumbing import (
     print_json,
 )
 from shoe_controller.cli.shoectl.render import Painter, render_table
+from shoe_controller.vocab import words
 
 # The issue's `--json` object: exactly these keys, each bet with exactly BET_KEYS.
 JSON_KEYS = ("shoe", "round", "cards_left", "bets")
@@ -90,7 +91,7 @@ def edge_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
         moves = [entry["player_edge"][name] for entry in history if name in entry["player_edge"]]
         rows.append(
             [
-                (name, role),
+                (words.bet(name), role),
                 f"{values['probability'] * 100:.4f} %",
                 f"{values['payout']:.4g}",
                 (percent(edge), role),
@@ -103,13 +104,14 @@ def edge_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
     lines += ["", render_table(headers, rows, paint), paint(PLAYER_EDGE_NOTE, "dim")]
     closed = sorted({"big", "small"} - set(result["bets"]))
     if closed:
-        lines.append(paint(f"not offered any more (R14.1): {', '.join(closed)}", "dim"))
+        shut = ", ".join(words.bet(name) for name in closed)
+        lines.append(paint(f"not offered any more after round 20: {shut}", "dim"))
     return lines
 
 
 PLAYER_EDGE_NOTE = (
     "player edge: what a player gains on average per unit staked, negative when the house is"
-    " favoured (`shoe-controller odds` shows the house edge: the same number, sign turned)"
+    " favoured (shoe-controller odds shows the house edge: the same number, sign turned)"
 )
 
 
@@ -131,7 +133,7 @@ def covered_text(result: Mapping[str, Any]) -> str:
 def summary_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
     rows = [
         [
-            name,
+            words.bet(name),
             str(entry["rounds"]),
             str(entry["rounds_favoured"]),
             str(entry["rounds_above_threshold"]),

@@ -40,7 +40,6 @@ from shoe_controller.cli.shoectl.typed_times import FORMS, TimeTypedError, read_
 
 PAGE = 1000  # the most events the control socket gives in one answer
 SAMPLE = 10  # events asked for to find one a viewer may see (surveillance's are left out)
-HEADER = f"{'SEQ':>6}  {'TIME':<12}  {'SHOE/RND':<8}  {'TYPE':<20}  DETAILS"
 Event = Mapping[str, Any]
 
 
@@ -117,6 +116,9 @@ def _typed(text: str | None, option: str, utc: bool) -> datetime | None:
         raise click.BadParameter(str(error), param_hint=option) from None
 
 
+TIME_WIDTH = len("TIME (+08:00)")  # a stream cannot align on what comes later
+
+
 class Printer:
     """One event a line (a stream cannot align on what comes later: fixed widths), after a
     header row (not in JSON)."""
@@ -127,7 +129,9 @@ class Printer:
 
     def header(self) -> None:
         if not self._headed:
-            out(self._paint(HEADER, "head"))
+            time = self._shown.column("TIME")
+            header = f"{'SEQ':>6}  {time:<{TIME_WIDTH}}  {'SHOE/RND':<8}  {'TYPE':<20}  DETAILS"
+            out(self._paint(header, "head"))
             self._headed = True
 
     def __call__(self, event: Event) -> None:
@@ -137,7 +141,8 @@ class Printer:
         else:
             paint = self._paint
             seq, at, where, (kind, role), details = event_row(event, paint, self._shown)
-            out(f"{seq:>6}  {at:<12}  {where:<8}  {paint(kind.ljust(20), role)}  {details}")
+            kind = paint(kind.ljust(20), role)
+            out(f"{seq:>6}  {at:<{TIME_WIDTH}}  {where:<8}  {kind}  {details}")
         sys.stdout.flush()
 
 

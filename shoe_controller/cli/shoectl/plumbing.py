@@ -75,8 +75,8 @@ def fail(text: str, exit_code: int = EXIT_UNREACHABLE, *, code: str = "unreachab
 
 
 def fail_answer(error: AnswerError, exit_code: int = EXIT_UNREACHABLE) -> NoReturn:
-    """The daemon's error answer, its code named (`... (not_found)`)."""
-    fail(f"{error.text} ({error.code})", exit_code, code=str(error.code))
+    """The daemon's error answer in its words; its code is for `--json` alone."""
+    fail(error.text, exit_code, code=str(error.code))
 
 
 def ask(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def out(text: str = "") -> None:
 
 
 def print_json(value: Any) -> None:
-    """An answer as JSON, its times in ISO 8601 with the offset (times.py's rule)."""
+    """An answer as JSON, its times in ISO 8601 UTC with Z (times.py's rule)."""
     click.echo(json.dumps(times().in_json(value), indent=2, ensure_ascii=False))
 
 

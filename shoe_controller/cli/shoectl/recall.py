@@ -57,7 +57,7 @@ def require_shoe(shoe: int | None, rounds: int) -> None:
     error (exit 2), as `round N` of a round not there is; the shoe in play may be empty."""
     why = missing_shoe(ask, shoe) if shoe is not None and not rounds else None
     if why is not None:
-        fail(f"{why} (not_found)", code="not_found")
+        fail(why, code="not_found")
 
 
 def write_export(answer: Mapping[str, Any], path: str) -> None:

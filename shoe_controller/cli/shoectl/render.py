@@ -13,6 +13,7 @@ import click
 
 from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.cli.shoectl.wording import details_text, in_shoectl_words
+from shoe_controller.vocab import words
 from shoe_controller.vocab.cards import CardError, parse_card
 
 BANKER, PLAYER, TIE = "banker", "player", "tie"
@@ -118,39 +119,43 @@ def event_details(event: Mapping[str, Any], paint: Painter) -> str:
     if kind == "round.result":
         return result_text(data, paint)
     if kind == "round.voided":
-        return f"voided ({data.get('reason')}); cards {cards_text(data.get('cards'), paint)}"
+        cards = cards_text(data.get("cards"), paint) or "none"
+        return f"{words.void_reason(data.get('reason'))}; cards {cards}"
     if kind == "insurance.offered":
         return (
             f"{data.get('side')} insurance stage {data.get('stage')} pays {data.get('odds')}"
             f" (Banker {data.get('banker_total')}, Player {data.get('player_total')})"
         )
     if kind in ("insurance.closed", "insurance.voided"):
-        return f"{data.get('side')} stage {data.get('stage')}: {data.get('reason')}"
+        reason = words.insurance_reason(data.get("reason"))
+        return f"{data.get('side')} insurance stage {data.get('stage')}: {reason}"
     if kind == "shoe.burned":
         first = data.get("first_card")
         lead = f"first {card_text(first, paint)}, " if first else ""
-        return f"{lead}{data.get('count')} card(s): {cards_text(data.get('cards'), paint)}"
+        count = words.counted(int(data.get("count") or 0), "card")
+        return f"{lead}{count}: {cards_text(data.get('cards'), paint)}"
     if kind == "shoe.cut":
-        return f"{data.get('cards_behind_cut')} cards behind the cut card"
+        return (
+            f"{words.counted(int(data.get('cards_behind_cut') or 0), 'card')} behind the cut card"
+        )
     if kind == "shoe.cut_card":
         return f"cut card after card {data.get('after_card')}"
     if kind == "shoe.ended":
-        return (
-            f"{data.get('rounds')} rounds, {data.get('cards_dealt')} cards,"
-            f" reason {data.get('reason')}"
-        )
+        rounds = words.counted(int(data.get("rounds") or 0), "round")
+        cards = words.counted(int(data.get("cards_dealt") or 0), "card")
+        return f"{rounds}, {cards}: {words.shoe_end_reason(data.get('reason'))}"
     if kind == "shoe.shuffled":
         check = "deck check ok" if data.get("ok") else paint("deck check FAILED", "crit")
         problems = f": {', '.join(data.get('problems') or [])}" if data.get("problems") else ""
-        return f"{data.get('decks')} decks, {data.get('total')} cards, {check}{problems}"
+        decks = words.counted(int(data.get("decks") or 0), "deck")
+        return f"{decks}, {words.counted(int(data.get('total') or 0), 'card')}, {check}{problems}"
     if kind == "procedure.alert":
         role = "warn" if data.get("needs_supervisor") else None
-        code = paint(f"[{data.get('code')}]", role)
-        return f"{code} {in_shoectl_words(str(data.get('text')))}"  # the command to type
+        return paint(alert_text(data.get("code"), data.get("text")), role)
     if kind == "security.alert":
         details = details_text(data.get("details"))
-        code = paint(f"[{data.get('code')}]", "crit")
-        return f"{code} {details}".rstrip()
+        label = paint(words.alert(data.get("code")), "crit")
+        return f"{label}: {details}" if details else label
     if kind == "supervisor.action":
         details = details_text(data.get("details"))
         action = str(data.get("action")).replace("_", "-")  # as the command is typed
@@ -164,12 +169,11 @@ def event_details(event: Mapping[str, Any], paint: Painter) -> str:
         firmware = f" fw {data['firmware']}" if data.get("firmware") else ""
         return f"{data.get('device')} {identity}{serial}{firmware}".rstrip()
     if kind in ("device.fault", "device.fault_cleared"):
-        code = data.get("code")
-        code_text = f"{code:#06x}" if isinstance(code, int) else str(code)
+        fault = words.fault(data.get("code"))
         if kind == "device.fault_cleared":
-            return f"{data.get('device')} fault {code_text} cleared"
-        severity = data.get("severity")
-        return f"{data.get('device')} fault {code_text} (severity {severity}): {data.get('text')}"
+            return f"{data.get('device')}: {fault} cleared"
+        severity = words.severity(data.get("severity"))
+        return f"{data.get('device')}: {fault}, {severity}: {data.get('text')}"
     if kind == "controller.started":
         recovered = ", recovered from the journal" if data.get("recovered") else ""
         return f"version {data.get('version')}, boot {data.get('boot')}{recovered}"
@@ -179,6 +183,18 @@ def event_details(event: Mapping[str, Any], paint: Painter) -> str:
             f" head {str(data.get('head'))[:16]}..., key {str(data.get('key'))[:16]}..."
         )
     return json.dumps(data, ensure_ascii=False)
+
+
+def alert_text(code: Any, text: Any) -> str:
+    """A procedure alert for a person: the table's text, with the command to type; the
+    alert's words first when the text is not already about them (`--json` has the code)."""
+    said = in_shoectl_words(str(text or "")).strip()
+    label = words.alert(code)
+    if not said:
+        return label
+    if set(label.lower().split()) - set(said.lower().replace(":", " ").split()):
+        return f"{label}: {said}"
+    return said
 
 
 def result_text(data: Mapping[str, Any], paint: Painter) -> str:
@@ -226,7 +242,8 @@ def event_row(event: Mapping[str, Any], paint: Painter, times: Times) -> list[Ce
     ]
 
 
-EVENT_HEADERS = ("SEQ", "TIME", "SHOE/RND", "TYPE", "DETAILS")
+def event_headers(times: Times) -> tuple[str, ...]:
+    return ("SEQ", times.column("TIME"), "SHOE/RND", "TYPE", "DETAILS")
 
 
 def bead_plate_lines(cells: Sequence[Mapping[str, Any]], rows: int, paint: Painter) -> list[str]:
@@ -315,8 +332,8 @@ def through_text(sink: Mapping[str, Any]) -> str:
 
 
 def sink_line(sink: Mapping[str, Any]) -> str:
-    """One sink's place: `backlog 3 (delivered through its seq 41 of 44): why`."""
-    return f"backlog {sink['backlog']} (delivered {through_text(sink)}): {sink['why']}"
+    """One sink's place: `why; backlog 3, delivered through its seq 41 of 44`."""
+    return f"{sink['why']}; backlog {sink['backlog']}, delivered {through_text(sink)}"
 
 
 def node_pairs(sink: Mapping[str, Any], times: Times) -> list[tuple[str, str]]:
@@ -354,10 +371,10 @@ def render_status(result: Mapping[str, Any], paint: Painter, times: Times) -> st
         )
     )
     pairs.append(("Health", paint(health["status"], LEVEL_STYLE[health["level"]])))
-    state = table["state"]
+    state = words.table_state(table["state"])
     if table.get("resumes_to"):
-        state += f" (resumes to {table['resumes_to']})"
-    mode = table["mode"] + (", squeeze" if table.get("squeeze") else "")
+        state += f" (then {words.table_state(table['resumes_to'])})"
+    mode = words.mode(table["mode"]) + (", squeeze" if table.get("squeeze") else "")
     pairs.append(("State", f"{paint(state, 'crit' if table.get('holds') else None)}  [{mode}]"))
     pairs.append(("Shoe", shoe_text(table, paint)))
     pairs.append(("Round", round_text(table, paint)))
@@ -405,13 +422,17 @@ def render_status(result: Mapping[str, Any], paint: Painter, times: Times) -> st
                 str(a["seq"]),
                 times.short(a["at"]),
                 f"{a['shoe']}/{a['round']}" if a.get("round") is not None else str(a["shoe"]),
-                (a["code"] or "", "warn" if a["needs_supervisor"] else None),
+                (
+                    words.alert(a["code"]) if a["code"] else "",
+                    "warn" if a["needs_supervisor"] else None,
+                ),
                 times.in_text(a["text"] or ""),
             ]
             for a in group
         ]
         lines += ["", paint(title, "head")]
-        lines.append(render_table(("SEQ", "TIME", "SHOE/RND", "CODE", "TEXT"), rows, paint))
+        headers = ("SEQ", times.column("TIME"), "SHOE/RND", "ALERT", "TEXT")
+        lines.append(render_table(headers, rows, paint))
     return "\n".join(lines)
 
 
@@ -420,17 +441,16 @@ def hold_text(hold: Mapping[str, Any], paint: Painter, times: Times | None = Non
     "Holds and their ways out")."""
     ways = ", ".join(action.replace("_", "-") for action in hold.get("actions") or [])
     waiting = f"; first {hold['waiting_for']}" if hold.get("waiting_for") else ""
-    since = f" since {times.short(hold['since'])}" if times and hold.get("since") else ""
-    text = in_shoectl_words(hold["text"])  # the command to type
-    text = text if times is None else times.in_text(text)
-    return paint(f"{hold['code']}: {text}", "crit") + f"{since} (ways out: {ways}{waiting})"
+    since = f" since {times.clock(hold['since'])}" if times and hold.get("since") else ""
+    text = hold["text"] if times is None else times.in_text(hold["text"])
+    return paint(alert_text(hold["code"], text), "crit") + f"{since} (ways out: {ways}{waiting})"
 
 
 def shoe_text(table: Mapping[str, Any], paint: Painter) -> str:
     if not table.get("shoe_open"):
         deck = table.get("deck_check")  # none before a shuffler's first report
         return f"no shoe open (next: shoe {table['shoe']}" + (
-            f", deck check {deck})" if deck else ")"
+            f", deck check {words.deck_check(deck)})" if deck else ")"
         )
     parts = [f"{table['shoe']} open", f"{table['cards_dealt']} cards dealt"]
     if table.get("cards_left") is not None:
@@ -485,6 +505,7 @@ def round_text(table: Mapping[str, Any], paint: Painter) -> str:
 def device_text(device: Mapping[str, Any], paint: Painter) -> str:
     state = device.get("status") or "unknown"
     role = "ok" if state == "connected" else "crit"
+    state = words.device_state(state)
     identity = device.get("identity") or {}
     who = " ".join(str(identity[k]) for k in ("vendor", "model") if identity.get(k))
     return f"{device['device']} {paint(state, role)}" + (f" ({who})" if who else "")

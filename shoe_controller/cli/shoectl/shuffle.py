@@ -26,10 +26,24 @@ from shoe_controller.cli.shoectl.plumbing import (
     print_json,
 )
 from shoe_controller.cli.shoectl.render import Painter, render_table
+from shoe_controller.game.surveillance.shuffle_rates import ALARM_RATE, UNSHUFFLED_RATE
+from shoe_controller.vocab import words
 
 REPORT_KEYS = ("shoe", "against", "cards_compared", "tests", "runs", "verdict")
 REPORTS_ASKED = 20  # the latest shoe reports looked through for an older shoe's
 VERDICT_STYLE = {"fair": None, "suspect": "warn", "unshuffled": "crit"}
+RULE = (
+    "Each test alarms at its threshold (ALARM AT), set so that a fairly shuffled shoe reaches"
+    f" it in at most 1 shoe in {round(1 / ALARM_RATE):,}. The verdict is unshuffled when a"
+    f" p-value is below {UNSHUFFLED_RATE:g} (1 shoe in {round(1 / UNSHUFFLED_RATE):,}),"
+    " suspect when a test reaches its threshold, else fair. A p-value is how often a fair"
+    " shuffle shows a value at least as far out; a small one alone is no alarm."
+)
+VERDICT_MEANING = {
+    "fair": "fair: no test reached its alarm threshold",
+    "suspect": "suspect: a test reached its alarm threshold; watch this shoe and the shuffle",
+    "unshuffled": "unshuffled: an order a fair shuffle gives in fewer than 1 shoe in a million",
+}
 
 
 def _ask(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,6 +99,10 @@ def _number(value: Any) -> str:
     return str(int(value)) if isinstance(value, float) else str(value)
 
 
+def _meaning(verdict: str) -> str:
+    return VERDICT_MEANING.get(verdict) or words.shuffle_verdict(verdict)
+
+
 def shuffle_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
     report = result["report"]
     state = "open" if result.get("open") else "ended"
@@ -96,7 +114,7 @@ def shuffle_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
             f" {report['cards_compared']} cards compared",
             "head",
         ),
-        "verdict: " + paint(verdict, VERDICT_STYLE.get(verdict)),
+        "Verdict: " + paint(_meaning(verdict), VERDICT_STYLE.get(verdict)),
         "",
     ]
     rows = []
@@ -108,13 +126,14 @@ def shuffle_lines(result: Mapping[str, Any], paint: Painter) -> list[str]:
         )
         rows.append(
             [
-                name,
+                words.shuffle_test(name),
                 _number(test["value"]),
                 f"{test['p_value']:.3g}",
                 (_number(test["threshold"]), "warn" if alarmed else None),
             ]
         )
     lines.append(render_table(("TEST", "VALUE", "P-VALUE", "ALARM AT"), rows, paint))
+    lines.append(paint(RULE, "dim"))
     if report["runs"]:
         runs = [
             [str(run["length"]), _span(run["this"]), _span(run["previous"])]
@@ -145,8 +164,8 @@ def _if_it_goes_on(worth: Mapping[str, Any]) -> str:
     for bet, value in known.items():
         if value > 0:
             edge = f" (plain edge {plain[bet] * 100:+.2f} %)" if bet in plain else ""
-            wins.append(f"{bet} +{_number(value)}{edge}")
-    pushes = [bet for bet, value in known.items() if value == 0]
+            wins.append(f"{words.bet(bet)} +{_number(value)}{edge}")
+    pushes = [words.bet(bet) for bet, value in known.items() if value == 0]
     text = "  if it goes on, the next round pays " + (", ".join(wins) or "no bet")
     if pushes:
         text += f"; pushes {', '.join(pushes)}"

@@ -1,5 +1,5 @@
-"""Times as shoectl shows them: in the machine's zone with its offset (TZ honoured), or in
-UTC with `--utc`; for a person and in `--json`, from the daemon's two forms.
+"""Times as shoectl shows them: for a person in the machine's zone with its offset (TZ
+honoured), or in UTC with `--utc`; in `--json` in UTC; from the daemon's two forms.
 
 The daemon's answers carry times in two forms (docs/control.md): ISO 8601 UTC strings as
 journaled (`2026-12-01T15:04:05.123456Z`, vocab/events.py) and unix epoch seconds for some
@@ -13,10 +13,12 @@ Durations (`oldest_waiting_age_s`, `delay_s`, `..._ms`) are not times and stay n
 `null` stays `null`; a string that is not a time is left as it is.
 
 Forms:
-- JSON: ISO 8601 with microseconds and the offset, `2026-12-01T23:04:05.123456+08:00`;
-  with `--utc`, the journal's own form, `2026-12-01T15:04:05.123456Z` (Z, not +00:00:
-  then `--utc --json` repeats the journal's and the push API's strings exactly).
-- a person, in a column: `23:04:05.123` (`short`);
+- JSON: one form whatever the zone shown, UTC in the journal's own form,
+  `2026-12-01T15:04:05.123456Z` (Z, never +00:00: the form of the journal, the push API,
+  export and replay), so a program reads every time alike; the epoch numbers become it too;
+- a person, in a column: `23:04:05.123` under a heading that says the zone,
+  `TIME (+08:00)` (`column`); a row whose offset differs from the heading's (daylight saving
+  changed between) carries its own, `23:04:05.123 -04:00` (`short`);
 - a person, a full stamp: `2026-12-01 23:04:05.123 +08:00` (`stamp`; `--utc`: `+00:00`).
 """
 
@@ -80,30 +82,46 @@ class Times:
         return instant.astimezone(self.zone) if instant is not None else None
 
     def iso(self, value: Any) -> str | None:
-        """The JSON form; None when `value` holds no time."""
-        shown = self.here(value)
-        if shown is None:
+        """The JSON form, whatever the zone shown: UTC with `Z`, as the journal, export and
+        replay write it, so a program reads one form; None when `value` holds no time."""
+        instant = moment(value)
+        if instant is None:
             return None
-        if self.utc:
-            return shown.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        return shown.isoformat(timespec="microseconds")
+        return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def zone_name(self) -> str:
+        """The zone the columns are in: its offset now (`+08:00`; `--utc`: `+00:00`)."""
+        return _offset(datetime.now(UTC).astimezone(self.zone))
+
+    def column(self, title: str) -> str:
+        """A column heading of times, saying their zone: `TIME (+08:00)`."""
+        return f"{title} ({self.zone_name()})"
 
     def short(self, value: Any) -> str:
-        """A time in a column: `23:04:05.123`; what is not a time is shown as it is."""
+        """A time in a column: `23:04:05.123`, with its offset when it is not the column's
+        (`column`); what is not a time is shown as it is."""
         shown = self.here(value)
         if shown is None:
             return "" if value is None else str(value)
-        return shown.strftime("%H:%M:%S.") + f"{shown.microsecond // 1000:03d}"
+        text = shown.strftime("%H:%M:%S.") + f"{shown.microsecond // 1000:03d}"
+        own = _offset(shown)
+        return text if own == self.zone_name() else f"{text} {own}"
+
+    def clock(self, value: Any) -> str:
+        """A time of today in a sentence: `23:04:05.123 +08:00` (its zone said)."""
+        shown = self.here(value)
+        if shown is None:
+            return "" if value is None else str(value)
+        zone = _offset(shown)
+        return shown.strftime("%H:%M:%S.") + f"{shown.microsecond // 1000:03d} {zone}"
 
     def stamp(self, value: Any) -> str:
         """A full time for a person: `2026-12-01 23:04:05.123 +08:00`."""
         shown = self.here(value)
         if shown is None:
             return "" if value is None else str(value)
-        return (
-            shown.strftime("%Y-%m-%d %H:%M:%S.")
-            + f"{shown.microsecond // 1000:03d} {_offset(shown)}"
-        )
+        zone = _offset(shown)
+        return shown.strftime("%Y-%m-%d %H:%M:%S.") + f"{shown.microsecond // 1000:03d} {zone}"
 
     def in_text(self, text: str) -> str:
         """A daemon's text with every ISO time in it written as `stamp` does."""

@@ -68,6 +68,20 @@ def read_time(text: str, *, utc: bool = False, now: datetime | None = None) -> d
     return parsed if parsed.tzinfo is not None else _in_zone(parsed, zone)
 
 
+def typed_zone(text: str, *, utc: bool = False) -> tzinfo | None:
+    """The zone to answer about a typed time in: the offset typed with it, else the zone it
+    was read in (None: this machine's; `utc`: UTC)."""
+    typed = " ".join(text.strip().split())
+    if not (_CLOCK.fullmatch(typed) or _RELATIVE.fullmatch(typed.lower())):
+        try:
+            parsed = datetime.fromisoformat(typed.replace(" ", "T", 1))
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            return parsed.tzinfo
+    return UTC if utc else None
+
+
 def _offset_of(match: re.Match[str]) -> timedelta:
     amount = float(match["a"] or match["b"])
     unit = (match["ua"] or match["ub"]).removesuffix("s") or "s"

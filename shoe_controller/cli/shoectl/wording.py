@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shoe_controller.table.action_specs import ACTIONS
+from shoe_controller.vocab import words
 
 # `confirm card=..`, `missed card=.. position=..`: an action with its arguments.
 _ACTION_WITH_ARGUMENTS = re.compile(
@@ -31,6 +32,12 @@ _ACTION_NAMES = re.compile(
 )
 
 
+# An alert code inside the table's text ("the table is held (supervisor_hold)"): its words.
+_ALERT_CODE = re.compile(
+    r"(?<![\w.-])("
+    + "|".join(sorted((c for c in words.ALERTS if "_" in c), key=len, reverse=True))
+    + r")(?![\w-])"
+)
 _PYTHON_LIST = re.compile(r"\['[^'\]]*'(?:, '[^'\]]*')*\]")
 _QUOTED = re.compile(r"'([^']*)'")
 _SUPERVISOR_TYPES = re.compile(r"(\(or |, or |^|; )supervisor shoectl")
@@ -52,6 +59,7 @@ def in_shoectl_words(text: str) -> str:
     text = _ACTION_NAMES.sub(lambda match: f"shoectl {match[1].replace('_', '-')}", text)
     # "or supervisor start_shoe": what a supervisor types, said as such.
     text = _SUPERVISOR_TYPES.sub(r"\1a supervisor: shoectl", text)
+    text = _ALERT_CODE.sub(lambda match: words.alert(match[1]), text)
     return without_lists(text)
 
 
@@ -60,10 +68,23 @@ def without_lists(text: str) -> str:
     return _PYTHON_LIST.sub(lambda match: ", ".join(_QUOTED.findall(match[0])), text)
 
 
+# Details whose values are codes, and the words for them.
+_CODED_DETAILS = {"released": words.alert, "code": words.alert, "kind": words.hold_kind}
+
+
 def details_text(details: Mapping[str, Any] | None) -> str:
-    """An event's details for a person, `released: supervisor_hold`, never a Python repr."""
-    return ", ".join(f"{key.replace('_', ' ')}: {value_text(value)}" for key, value in
-                     (details or {}).items())  # fmt: skip
+    """An event's details for a person, `released: supervisor's hold`, never a Python repr
+    nor a code."""
+    parts = []
+    for key, value in (details or {}).items():
+        said = _CODED_DETAILS.get(key)
+        shown = value
+        if said is not None and isinstance(value, list | tuple):
+            shown = [said(item) for item in value]
+        elif said is not None and isinstance(value, str):
+            shown = said(value)
+        parts.append(f"{key.replace('_', ' ')}: {value_text(shown)}")
+    return ", ".join(parts)
 
 
 def value_text(value: Any) -> str:

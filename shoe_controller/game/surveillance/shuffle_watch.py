@@ -52,6 +52,7 @@ from shoe_controller.game.surveillance.shuffle_order import (
     run_at,
     successions_of,
 )
+from shoe_controller.game.surveillance.shuffle_rates import ALARM_RATE, LIVE_RATE, UNSHUFFLED_RATE
 from shoe_controller.vocab.cards import Card
 
 FAIR, SUSPECT, UNSHUFFLED = "fair", "suspect", "unshuffled"
@@ -65,9 +66,9 @@ RUN_LISTED = 3  # the report lists common runs from 3 cards (a fair shoe shows ~
 class ShuffleSettings:
     """What the watch alarms at; every rate is per shoe, under a fair shuffle."""
 
-    live_rate: float = 1e-4  # a live slug: a run no longer than fair shuffles show this often
-    alarm_rate: float = 1e-3  # each test's threshold
-    unshuffled_rate: float = 1e-6  # a p-value below this: `unshuffled`
+    live_rate: float = LIVE_RATE
+    alarm_rate: float = ALARM_RATE
+    unshuffled_rate: float = UNSHUFFLED_RATE
     run_length: int = 2  # k of the common k-runs test (docs/shuffle.md: why 2)
     lookahead: int = 8  # the reference's cards a slug names as next
     runs_listed: int = 5  # the longest common runs in a report
