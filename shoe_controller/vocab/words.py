@@ -98,7 +98,7 @@ VOID_REASONS: Mapping[str, str] = MappingProxyType(
     }
 )
 
-# shoe.ended `reason` (PUSH_API.md).
+# shoe.ended `reason` (docs/spec-push-api.md).
 SHOE_END_REASONS: Mapping[str, str] = MappingProxyType(
     {
         "cut_card": "the cut card came out",
@@ -151,7 +151,7 @@ BETS: Mapping[str, str] = MappingProxyType(
     }
 )
 
-# vocab/protocol.py FaultCode, by number (PROTOCOL.md), and the host's own.
+# vocab/protocol.py FaultCode, by number (docs/spec-protocol.md), and the host's own.
 FAULTS: Mapping[int, str] = MappingProxyType(
     {
         0x0001: "card jam",

@@ -1,6 +1,6 @@
 """The daemon's answers drawn for a person: aligned tables, colour only on a terminal, suits
-as symbols, times in the reader's zone (times.py); the text of statuses, rounds, events and
-the roads."""
+as symbols, times in the reader's zone (times.py); the text of statuses, rounds and events
+(the roads' lines are road_view.py's)."""
 
 from __future__ import annotations
 
@@ -244,83 +244,6 @@ def event_row(event: Mapping[str, Any], paint: Painter, times: Times) -> list[Ce
 
 def event_headers(times: Times) -> tuple[str, ...]:
     return ("SEQ", times.column("TIME"), "SHOE/RND", "TYPE", "DETAILS")
-
-
-def bead_plate_lines(cells: Sequence[Mapping[str, Any]], rows: int, paint: Painter) -> list[str]:
-    """Six rows of cells `•B•`: a banker pair marks the left, a player pair the right."""
-    columns = max((cell["column"] for cell in cells), default=-1) + 1
-    grid = [["   "] * columns for _ in range(rows)]
-    for cell in cells:
-        letter = cell["winner"][0].upper()
-        left = paint("•", BANKER) if cell["banker_pair"] else " "
-        right = paint("•", PLAYER) if cell["player_pair"] else " "
-        grid[cell["row"]][cell["column"]] = f"{left}{paint(letter, cell['winner'])}{right}"
-    return ["|" + "".join(row) + "|" for row in grid] if columns else ["(no rounds yet)"]
-
-
-def big_road_lines(cells: Sequence[Mapping[str, Any]], rows: int, paint: Painter) -> list[str]:
-    """Columns of wins, cells `•B2•`: banker pair, winner, ties after it, player pair."""
-    columns = max((cell["column"] for cell in cells), default=-1) + 1
-    grid = [["    "] * columns for _ in range(rows)]
-    for cell in cells:
-        winner = cell["winner"]
-        letter = paint(winner[0].upper(), winner) if winner else " "
-        ties = cell["ties"]
-        tie_mark = paint(str(ties) if ties < 10 else "+", TIE) if ties else " "
-        left = paint("•", BANKER) if cell["banker_pair"] else " "
-        right = paint("•", PLAYER) if cell["player_pair"] else " "
-        grid[cell["row"]][cell["column"]] = f"{left}{letter}{tie_mark}{right}"
-    return ["|" + "".join(row) + "|" for row in grid] if columns else ["(no rounds yet)"]
-
-
-DERIVED_ROADS = (
-    ("big_eye_boy", "Big eye boy"),
-    ("small_road", "Small road"),
-    ("cockroach_pig", "Cockroach pig"),
-)
-# Filled red, hollow blue: a mark apart from B (Banker) and P, readable without colour.
-COLOUR_LETTER = {"red": "●", "blue": "○"}
-
-
-def derived_road_lines(road: Mapping[str, Any], rows: int, paint: Painter) -> list[str]:
-    """A derived road as drawn, `●` red and `○` blue, dragon tails turned right."""
-    cells = road.get("cells") or []
-    columns = max((cell["column"] for cell in cells), default=-1) + 1
-    grid = [["  "] * columns for _ in range(rows)]
-    for cell in cells:
-        colour = cell["colour"]
-        grid[cell["row"]][cell["column"]] = paint(COLOUR_LETTER[colour], colour) + " "
-    return ["|" + "".join(row) + "|" for row in grid] if columns else ["(not started yet)"]
-
-
-def ask_lines(ask: Mapping[str, Mapping[str, str | None]], paint: Painter) -> list[str]:
-    """What each derived road would add after a Banker win, and after a Player win."""
-    lines = []
-    for side, role in (("banker", BANKER), ("player", PLAYER)):
-        entries = []
-        for name, title in DERIVED_ROADS:
-            colour = (ask.get(side) or {}).get(name)
-            shown = paint(COLOUR_LETTER[colour], colour) if colour else "-"
-            entries.append(f"{title.lower()} {shown}")
-        lines.append(f"{paint(side.capitalize().ljust(6), role)} next: " + "  ".join(entries))
-    return lines
-
-
-def stats_lines(stats: Mapping[str, Any], paint: Painter) -> list[str]:
-    """The cards of the shoe: dealt, left, and left by rank (only cards already shown)."""
-    line = f"naturals {stats.get('naturals', 0)}  cards dealt {stats.get('cards_dealt', 0)}"
-    if stats.get("cards_left") is not None:
-        line += f"  cards left {stats['cards_left']}"
-    lines = [line]
-    by_rank = stats.get("cards_left_by_rank")
-    if by_rank:
-        ranks = "  ".join(
-            f"{'10' if rank == 'T' else rank} {left}" for rank, left in by_rank.items()
-        )
-        lines.append(paint("Left by rank ", "head") + ranks)
-    if stats.get("cards_unknown"):
-        lines.append(paint(f"({stats['cards_unknown']} card(s) out not shown yet)", "dim"))
-    return lines
 
 
 def through_text(sink: Mapping[str, Any]) -> str:

@@ -4,23 +4,16 @@ cockroach pig), the ask road and the shoe's statistics, as the scoreboard draws 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import click
 
 from shoe_controller.cli.output_file import OutputFile, open_output
 from shoe_controller.cli.shoectl.checks import shoe_option
 from shoe_controller.cli.shoectl.plumbing import ask, json_option, out, painter, print_json
 from shoe_controller.cli.shoectl.recall import require_shoe
-from shoe_controller.cli.shoectl.render import (
-    BANKER,
-    DERIVED_ROADS,
-    PLAYER,
-    TIE,
-    ask_lines,
-    bead_plate_lines,
-    big_road_lines,
-    derived_road_lines,
-    stats_lines,
-)
+from shoe_controller.cli.shoectl.render import BANKER, PLAYER, TIE, Painter
 from shoe_controller.service.scoreboard.svg import board_svg
 
 
@@ -82,3 +75,80 @@ def road_command(shoe: int | None, svg_file: str | None, as_json: bool) -> None:
     out()
     for line in stats_lines(result["stats"], paint):
         out(line)
+
+
+def bead_plate_lines(cells: Sequence[Mapping[str, Any]], rows: int, paint: Painter) -> list[str]:
+    """Six rows of cells `•B•`: a banker pair marks the left, a player pair the right."""
+    columns = max((cell["column"] for cell in cells), default=-1) + 1
+    grid = [["   "] * columns for _ in range(rows)]
+    for cell in cells:
+        letter = cell["winner"][0].upper()
+        left = paint("•", BANKER) if cell["banker_pair"] else " "
+        right = paint("•", PLAYER) if cell["player_pair"] else " "
+        grid[cell["row"]][cell["column"]] = f"{left}{paint(letter, cell['winner'])}{right}"
+    return ["|" + "".join(row) + "|" for row in grid] if columns else ["(no rounds yet)"]
+
+
+def big_road_lines(cells: Sequence[Mapping[str, Any]], rows: int, paint: Painter) -> list[str]:
+    """Columns of wins, cells `•B2•`: banker pair, winner, ties after it, player pair."""
+    columns = max((cell["column"] for cell in cells), default=-1) + 1
+    grid = [["    "] * columns for _ in range(rows)]
+    for cell in cells:
+        winner = cell["winner"]
+        letter = paint(winner[0].upper(), winner) if winner else " "
+        ties = cell["ties"]
+        tie_mark = paint(str(ties) if ties < 10 else "+", TIE) if ties else " "
+        left = paint("•", BANKER) if cell["banker_pair"] else " "
+        right = paint("•", PLAYER) if cell["player_pair"] else " "
+        grid[cell["row"]][cell["column"]] = f"{left}{letter}{tie_mark}{right}"
+    return ["|" + "".join(row) + "|" for row in grid] if columns else ["(no rounds yet)"]
+
+
+DERIVED_ROADS = (
+    ("big_eye_boy", "Big eye boy"),
+    ("small_road", "Small road"),
+    ("cockroach_pig", "Cockroach pig"),
+)
+# Filled red, hollow blue: a mark apart from B (Banker) and P, readable without colour.
+COLOUR_LETTER = {"red": "●", "blue": "○"}
+
+
+def derived_road_lines(road: Mapping[str, Any], rows: int, paint: Painter) -> list[str]:
+    """A derived road as drawn, `●` red and `○` blue, dragon tails turned right."""
+    cells = road.get("cells") or []
+    columns = max((cell["column"] for cell in cells), default=-1) + 1
+    grid = [["  "] * columns for _ in range(rows)]
+    for cell in cells:
+        colour = cell["colour"]
+        grid[cell["row"]][cell["column"]] = paint(COLOUR_LETTER[colour], colour) + " "
+    return ["|" + "".join(row) + "|" for row in grid] if columns else ["(not started yet)"]
+
+
+def ask_lines(ask: Mapping[str, Mapping[str, str | None]], paint: Painter) -> list[str]:
+    """What each derived road would add after a Banker win, and after a Player win."""
+    lines = []
+    for side, role in (("banker", BANKER), ("player", PLAYER)):
+        entries = []
+        for name, title in DERIVED_ROADS:
+            colour = (ask.get(side) or {}).get(name)
+            shown = paint(COLOUR_LETTER[colour], colour) if colour else "-"
+            entries.append(f"{title.lower()} {shown}")
+        lines.append(f"{paint(side.capitalize().ljust(6), role)} next: " + "  ".join(entries))
+    return lines
+
+
+def stats_lines(stats: Mapping[str, Any], paint: Painter) -> list[str]:
+    """The cards of the shoe: dealt, left, and left by rank (only cards already shown)."""
+    line = f"naturals {stats.get('naturals', 0)}  cards dealt {stats.get('cards_dealt', 0)}"
+    if stats.get("cards_left") is not None:
+        line += f"  cards left {stats['cards_left']}"
+    lines = [line]
+    by_rank = stats.get("cards_left_by_rank")
+    if by_rank:
+        ranks = "  ".join(
+            f"{'10' if rank == 'T' else rank} {left}" for rank, left in by_rank.items()
+        )
+        lines.append(paint("Left by rank ", "head") + ranks)
+    if stats.get("cards_unknown"):
+        lines.append(paint(f"({stats['cards_unknown']} card(s) out not shown yet)", "dim"))
+    return lines
