@@ -56,6 +56,9 @@ from shoe_controller.service.config import listen_address
 from shoe_controller.store.journal import Journal, JournalError
 
 STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# The companion reports once numpy is loaded and the shoe's odds solved: over 30 s on a slow
+# table PC (an emulated one took that), under a second on a desktop; a stopped one ends the wait.
+COMPANION_FIRST_REPORT_S = 300.0
 
 
 class Stopped(Exception):  # noqa: N818 - a stop asked for, not an error
@@ -307,7 +310,7 @@ def _wait_for_surveillance(rig: TableRig) -> None:
             raise RigError(f"the control socket: {error}") from None
         return True
 
-    rig.wait_until(reported, "the surveillance companion's first report")
+    rig.wait_until(reported, "the surveillance companion's first report", COMPANION_FIRST_REPORT_S)
 
 
 def _shoectl_program() -> str:
