@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
-from drivers.session.spec import DeviceTimings
+from drivers.session.spec import DeviceRole, DeviceTimings
 from drivers.translate.registry import DeckRegistry
-from drivers.translate.shuffler import ShufflerTranslator
 from shoe_controller import __version__
 from shoe_controller.delivery.sink import Sink, SinkFault
 from shoe_controller.service import journal_lock, logs, sink_kinds
@@ -90,12 +89,11 @@ class Daemon:
         self._control_fault: str | None = None
         self._service: ControlService | None = None  # the control answers, once serving
         self._told_ready = False
-        self._indicated: tuple[int, int] | None = None
         self._listeners: list[Callable[[list[StoredEvent]], None]] = []
         self.failed = False  # a part of the daemon died: exit non-zero for systemd to restart
         self.controller: Controller | None = None
         self.sinks: list[Sink] = []
-        self.devices: dict[str, DeviceRunner] = {}
+        self.devices: dict[DeviceRole, DeviceRunner] = {}
         self.metrics = self._make_metrics()  # None while [metrics] listen is empty
         self.loop_lag = LoopLag(on_lag=self.metrics.observe_loop_lag if self.metrics else None)
         # Checked at once: a key file that cannot be read is a configuration error.
@@ -220,19 +218,19 @@ class Daemon:
 
     def _make_devices(self, journal: Journal, history: Sequence[Input]) -> None:
         saved = journal.reads.link_states()
-        for name in ("scanner", "shuffler"):
-            section = getattr(self.config, name)
+        for role in DeviceRole:
+            section = getattr(self.config, role.value)
             if section is not None:
-                self.devices[name] = DeviceRunner(
-                    name,
+                self.devices[role] = DeviceRunner(
+                    role,
                     section,
-                    self._store_for(name),
-                    saved.get(name),
+                    self._store_for(role.value),
+                    saved.get(role),
                     history=history,
                     options=self._device_options,
                     clock=self._clock,
                     usb_backend=self._usb_backend,
-                    registry=self._registries.get(name),
+                    registry=self._registries.get(role),
                     on_card_acked=self.metrics.observe_card_ack if self.metrics else None,
                 )
 
@@ -342,7 +340,11 @@ class Daemon:
         gc.collect()
         gc.freeze()
         self._told_ready = self._notifier.ready(self.status_line()) or self._told_ready
-        log.info("running", table=self.config.table.id, devices=sorted(self.devices))
+        log.info(
+            "running",
+            table=self.config.table.id,
+            devices=sorted(role.value for role in self.devices),
+        )
         stop = asyncio.create_task(self._stop.wait(), name="stop")
         finished, _ = await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
         if stop not in finished:
@@ -447,16 +449,13 @@ class Daemon:
 
     def _follow_indicator(self) -> None:
         assert self.controller is not None
-        wanted = self.controller.table.indicator
-        scanner = self.devices.get("scanner")
-        if scanner is not None and wanted != self._indicated:
-            self._indicated = wanted
-            scanner.indicate(*wanted)
+        for runner in self.devices.values():  # the one that shows lights keeps and compares
+            runner.indicate(*self.controller.table.indicator)
 
     def _ask_for_shuffle(self) -> None:
-        shuffler = self.devices.get("shuffler")
-        if shuffler is not None and self.config.procedures.mode == "batch_shuffler":
-            shuffler.send(ShufflerTranslator.shuffle(self.config.procedures.decks))
+        if self.config.procedures.mode == "batch_shuffler":
+            for runner in self.devices.values():
+                runner.shuffle(self.config.procedures.decks)
 
     def _on_sink_fault(self, fault: SinkFault | None) -> None:
         if fault is not None:  # the health model shows it from the sink's status

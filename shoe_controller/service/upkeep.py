@@ -17,6 +17,7 @@ from pathlib import Path
 
 import structlog
 
+from drivers.session.spec import DeviceRole
 from shoe_controller.service.checkpoints import Checkpoints
 from shoe_controller.service.config import JournalSection
 from shoe_controller.service.devices import DeviceRunner
@@ -58,7 +59,7 @@ class Upkeep:
         controller: Controller,
         notifier: Notifier,
         *,
-        devices: Mapping[str, DeviceRunner],
+        devices: Mapping[DeviceRole, DeviceRunner],
         status_line: Callable[[], str],
         submit: Callable[[Sequence[Input]], object],
         clock: Callable[[], float],
