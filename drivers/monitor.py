@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from drivers.session.parts import build_device
-from drivers.session.spec import SHUFFLER_KINDS, DeviceSpec, DeviceTimings
+from drivers.session.spec import DeviceRole, DeviceSpec, DeviceTimings
 from drivers.translate.registry import DeckRegistry
 from drivers.transports.base import Transport
 from drivers.transports.connection import ConnectionStatus
@@ -118,8 +118,9 @@ class Monitor:
         self.types: dict[str, int] = {}
         self.last_error: str | None = None  # as shown in the last status line
         self._count: int | None = None
-        self.device = device or ("shuffler" if kind in SHUFFLER_KINDS else "scanner")
+        self.device = device or DeviceRole.of("", kind).value
         spec = DeviceSpec(
+            role=DeviceRole.of(self.device, kind),
             name=self.device,
             address=transport.name,
             protocol=protocol,

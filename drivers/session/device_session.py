@@ -9,20 +9,24 @@ itself. Its caller (the daemon's `DeviceRunner`) stores what `take(item)` hands 
   unACKed, so the device's retransmission brings the card again once storage works;
 - vendor ASCII protocols: nothing is acknowledged. A reading the journal could not take is
   kept and goes first, in order, with the next one (in memory: these shoes never resend).
-The connection's status changes reach the caller's listener with a note to store the same way
-when there is one: a `DeviceLost` (until one was stored), an ASCII shoe's `DeviceConnected`.
+The connection's status changes reach the caller's listener; a note they leave to store (a
+`DeviceLost` until one was stored, an ASCII shoe's `DeviceConnected`) waits in the session
+until the caller takes it with `next_note()`, on its own time and in the order they came, and
+is stored the same way. The drivers' reconnection loop only tells; it never stores.
 
 The session also keeps the device's identity, its last HELLO as an input (JSON) stored with the
 link state. A device that comes back with the same boot_id (unplugged, or this process
 restarted) sends a HELLO the link only ACKs (docs/spec-protocol.md: a retransmission): so the first
-frame
-after a (re)connection is led by a `DeviceConnected` with that identity. And it asks a
-(re)connected device for its state and active faults, with the lights the table last wanted.
+frame after a (re)connection is led by a `DeviceConnected` with that identity. And it asks a
+(re)connected device for its state and active faults, with the lights the table last wanted:
+the session holds them (the one place they are kept), shown on the device whose role shows
+lights. A batch shuffler is asked to shuffle here too, its message built by its translator.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +37,7 @@ from drivers.session.spec import DeviceSpec
 from drivers.translate.base import Translator
 from drivers.translate.registry import DeckRegistry
 from drivers.translate.scanner import ScannerTranslator
+from drivers.translate.shuffler import ShufflerTranslator
 from drivers.transports.connection import ConnectionStatus, DeviceConnection
 from drivers.wire import messages as m
 from drivers.wire.link import HostLink
@@ -56,7 +61,7 @@ class Pending:
     link_state: dict[str, Any] | None = None
 
 
-StatusListener = Callable[[ConnectionStatus, "str | None", "Pending | None"], None]
+StatusListener = Callable[[ConnectionStatus, "str | None"], None]
 
 
 def _nothing() -> None:
@@ -78,8 +83,8 @@ class DeviceSession:
         on_status: StatusListener | None = None,
     ) -> None:
         """`saved_state` is the link state stored with the device's last data; `history` the
-        open shoe's stored inputs; `on_status(status, detail, note)` hears every status change,
-        with a `Pending` note to store (then `stored()` or `failed()`) or None."""
+        open shoe's stored inputs; `on_status(status, detail)` hears every status change (a
+        note it leaves waits for `next_note()`)."""
         self.spec = spec
         self.name = spec.name
         self._clock = clock
@@ -89,10 +94,16 @@ class DeviceSession:
         # at once, and calling that "connected" made health flap (docs/control.md).
         self._silent = False
         self._lost_reported = True  # nothing to report until it was connected once
+        self._lost_waiting = False  # a DeviceLost note waits for the caller
+        self._connections = 0  # counted so that a note stored late speaks for its own
         self._identity: dict[str, Any] | None = None
         self._announce = True
-        self._indication = (0, 0)  # the lights the table last asked for (off until it asks)
+        # The lights the table last asked for (None: it has not asked yet; off meanwhile).
+        self._indication: tuple[int, int] | None = None
         self._unstored: list[Input] = []  # ASCII shoes' inputs waiting for the journal
+        # The status changes' notes waiting for the caller, each with what follows storing it
+        # and failing to.
+        self._notes: deque[tuple[Pending, Callable[[], None], Callable[[], None]]] = deque()
         # What storing the pending inputs, or failing to, must be followed by.
         self._pending: tuple[Callable[[], None], Callable[[], None]] | None = None
         parts = build_device(
@@ -216,12 +227,20 @@ class DeviceSession:
         self.connection.wake()
 
     def indicate(self, pattern: int, arg: int) -> None:
-        """Show the table's lights on the shoe (kept, and shown again after a reconnection)."""
+        """The table's lights: shown on a device whose role shows them when they change (kept,
+        and shown again after a reconnection); any other device ignores them."""
+        if not self.spec.role.shows_lights or self._indication == (pattern, arg):
+            return
         self._indication = (pattern, arg)
-        if self.link is not None and self.name == "scanner":
+        if self.link is not None:
             # Built by the shoe's translator whatever deals here: a shuffler-dealer machine
             # on the [scanner] section has a ShufflerTranslator, which shows no lights.
             self.send(ScannerTranslator.indicate(pattern, arg))
+
+    def shuffle(self, decks: int) -> None:
+        """Ask a device whose role shuffles to shuffle `decks` decks; any other ignores it."""
+        if self.spec.role.shuffles:
+            self.send(ShufflerTranslator.shuffle(decks))
 
     def stop(self) -> None:
         self.connection.stop()
@@ -236,12 +255,13 @@ class DeviceSession:
         """
         assert self.link is not None
         assert self._translator is not None
-        lights = self.name == "scanner"
+        lights = self.spec.role.shows_lights
+        shown = self._indication or (0, 0)
         if lights:
-            self.link.send(ScannerTranslator.indicate(*self._indication))
+            self.link.send(ScannerTranslator.indicate(*shown))
         self.link.send(self._translator.status_request())
         if lights:
-            self.link.send(ScannerTranslator.indicate(*self._indication))
+            self.link.send(ScannerTranslator.indicate(*shown))
 
     # ---------------------------------------------------------------- status
 
@@ -252,31 +272,50 @@ class DeviceSession:
             self._silent = False  # says more than silent (a reopen that fails does not)
         self.status = "silent" if self._silent else status.value
         now = self._clock()
-        note: Pending | None = None
         if status is ConnectionStatus.CONNECTED:
-            self._lost_reported = False
+            self._lost_reported, self._lost_waiting = False, False
+            self._connections += 1
             if self._adapter is not None:
-                note = self._note(self._adapter.connected(now), _nothing)
+                self._notes.append((Pending(self._adapter.connected(now)), _nothing, _nothing))
             else:
                 self._announce = True
                 self._resynchronise()
         elif (
             status in (ConnectionStatus.LOST, ConnectionStatus.SILENT, ConnectionStatus.OPEN_FAILED)
             and not self._lost_reported
+            and not self._lost_waiting
         ):
             # Reported once stored: if the journal refused it, each reopen attempt that fails
             # tries again, so the table and the server do learn the device is gone.
             lost = DeviceLost(at=now, device=self.name, reason=detail or "")
-            note = self._note([lost], self._lost_stored)
+            self._lost_waiting = True
+            self._notes.append((Pending([lost]), *self._lost_followups()))
         if self._on_status is not None:
-            self._on_status(status, detail, note)
+            self._on_status(status, detail)
 
-    def _note(self, inputs: list[Input], after_stored: Callable[[], None]) -> Pending:
-        self._pending = (after_stored, _nothing)
-        return Pending(inputs)
+    def next_note(self) -> Pending | None:
+        """The oldest status note waiting to be stored (then `stored()` or `failed()`), or
+        None. One the journal refused is not kept: the next status change tries again."""
+        if not self._notes:
+            return None
+        note, after_stored, after_failure = self._notes.popleft()
+        self._pending = (after_stored, after_failure)
+        return note
 
-    def _lost_stored(self) -> None:
-        self._lost_reported = True
+    def _lost_followups(self) -> tuple[Callable[[], None], Callable[[], None]]:
+        """What storing a DeviceLost, or failing to, means while the device stays away: a
+        reconnection meanwhile starts afresh."""
+        connection = self._connections
+
+        def after_stored() -> None:
+            if self._connections == connection:
+                self._lost_reported, self._lost_waiting = True, False
+
+        def after_failure() -> None:
+            if self._connections == connection:
+                self._lost_waiting = False
+
+        return after_stored, after_failure
 
     def stats(self) -> dict[str, Any]:
         """The device's port, status and counters (link or adapter) for `shoectl devices`."""

@@ -21,7 +21,7 @@ from typing import Any
 from drivers.adapters import TextAdapter
 from drivers.adapters.beetek import BeetekAdapter
 from drivers.adapters.linecode import LineCodeAdapter
-from drivers.session.spec import SHUFFLER_KINDS, Address, DeviceSpec, UsbAddress
+from drivers.session.spec import SHUFFLER_KINDS, Address, DeviceRole, DeviceSpec, UsbAddress
 from drivers.translate.base import Translator
 from drivers.translate.registry import DeckRegistry
 from drivers.translate.scanner import ScannerTranslator
@@ -50,14 +50,16 @@ def make_transport(
     return SerialTransport(address, baudrate=baud, read_timeout=read_timeout)
 
 
-def make_translator(name: str, kind: str | None, registry: DeckRegistry | None) -> Translator:
-    """A reference-protocol device's translator, by its name and kind.
+def make_translator(
+    role: DeviceRole, name: str, kind: str | None, registry: DeckRegistry | None
+) -> Translator:
+    """A reference-protocol device's translator, by its role and kind; `name` is its inputs'.
 
     The table's shuffler, a shuffler kind, or a kind not said get a `ShufflerTranslator`: it
     takes any device (a shuffler-dealer also deals) and learns the kind from HELLO. A shoe
     (rfid, optical) gets a `ScannerTranslator`.
     """
-    if name == "shuffler" or kind is None or kind in SHUFFLER_KINDS:
+    if role is DeviceRole.SHUFFLER or kind is None or kind in SHUFFLER_KINDS:
         shuffler_kind = kind if kind in SHUFFLER_KINDS else None
         return ShufflerTranslator(device=name, kind=shuffler_kind, registry=registry)
     return ScannerTranslator(device=name, registry=registry, kind=kind)
@@ -104,7 +106,7 @@ def build_device(
     adapter: TextAdapter | None = None
     if spec.acknowledged:
         link = HostLink()
-        translator = make_translator(spec.name, spec.kind, registry)
+        translator = make_translator(spec.role, spec.name, spec.kind, registry)
         silence = spec.timings.silence_timeout
     else:
         adapter = make_adapter(spec.name, spec.protocol, spec.kind)

@@ -1,4 +1,5 @@
-"""What building a device needs, in drivers' own terms: its name, address, protocol, kind, timings.
+"""What building a device needs, in drivers' own terms: its role, name, address, protocol, kind,
+timings.
 
 The daemon converts its ``[scanner]`` / ``[shuffler]`` sections into a ``DeviceSpec``
 (shoe_controller/service/devices.py); the monitor builds one from its options. Addresses are a
@@ -9,12 +10,39 @@ pyserial URL or device path (``/dev/ttyUSB0``, ``socket://host:port``, ``rfc2217
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from drivers.adapters import DEFAULT_BAUD as ASCII_BAUD
 from drivers.transports.base import DEFAULT_BAUDRATE as SLP_BAUD
 
 PROTOCOLS = ("slp", "beetek", "linecode")  # the reference protocol, then the vendor ASCII ones
 SHUFFLER_KINDS = ("shuffler", "shuffler_dealer")
+
+
+class DeviceRole(StrEnum):
+    """Which of the table's two devices one is: its configuration section, and the `device` of
+    its inputs. What a device is asked to do follows from its role, never from its name."""
+
+    SCANNER = "scanner"  # the shoe the cards are dealt from (or a shuffler-dealer dealing)
+    SHUFFLER = "shuffler"  # the machine that shuffles between shoes
+
+    @property
+    def shows_lights(self) -> bool:
+        """The table's lights (INDICATE) are shown on the device it deals from."""
+        return self is DeviceRole.SCANNER
+
+    @property
+    def shuffles(self) -> bool:
+        """A batch shuffler is asked to shuffle when a shoe ends."""
+        return self is DeviceRole.SHUFFLER
+
+    @classmethod
+    def of(cls, name: str, kind: str | None) -> DeviceRole:
+        """A device's role by its name, or, for a name that is not a role (the monitor's
+        `--device`), by its kind."""
+        if name in cls._value2member_map_:
+            return cls(name)
+        return cls.SHUFFLER if kind in SHUFFLER_KINDS else cls.SCANNER
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +93,11 @@ class DeviceTimings:
 
 @dataclass(frozen=True, slots=True)
 class DeviceSpec:
-    """One device: its name in the inputs, where it is, what it speaks and which kind it is."""
+    """One device: its role, its name in the inputs, where it is, what it speaks and which kind
+    it is."""
 
-    name: str  # "scanner" or "shuffler": the `device` of every input it produces
+    role: DeviceRole
+    name: str  # the `device` of every input it produces: the role's, but for the monitor's
     address: Address
     protocol: str = "slp"
     baud: int = 0  # 0: the protocol's default

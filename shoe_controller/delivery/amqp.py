@@ -33,7 +33,7 @@ from shoe_controller.delivery.broker_target import (
     signed_message,
 )
 from shoe_controller.delivery.sink import Confirmed, RetryableError
-from shoe_controller.store.journal import OutboxEvent
+from shoe_controller.store.journal import BacklogEvent
 
 __all__ = ["HEADER_SEQ", "AmqpConfig", "AmqpConfigError", "AmqpSink", "routing_key", "safe_url"]
 
@@ -136,7 +136,7 @@ class AmqpSink(BrokerSink[AmqpConfig, BrokerLink]):
     async def _exchange(self) -> aio_pika.abc.AbstractExchange:
         return await self._link.exchange(at=self._clock(), failures=self._failures)
 
-    async def _send(self, batch: list[OutboxEvent]) -> Confirmed:
+    async def _send(self, batch: list[BacklogEvent]) -> Confirmed:
         exchange = await self._exchange()
         publishing = [
             asyncio.ensure_future(
@@ -169,7 +169,7 @@ class AmqpSink(BrokerSink[AmqpConfig, BrokerLink]):
         self._link.failed(str(error))  # a dead, refusing or blocked node: try the next
         raise error
 
-    def _message(self, item: OutboxEvent) -> aio_pika.Message:
+    def _message(self, item: BacklogEvent) -> aio_pika.Message:
         body, headers = signed_message(self._key, self._config.controller_id, self._clock(), item)
         return aio_pika.Message(
             body,

@@ -42,7 +42,7 @@ from shoe_controller.delivery.amqp_nodes import (
 )
 from shoe_controller.delivery.broker_target import BrokerConfig, BrokerSink, signed_message
 from shoe_controller.delivery.sink import Confirmed, RetryableError
-from shoe_controller.store.journal import OutboxEvent
+from shoe_controller.store.journal import BacklogEvent
 
 HEADER_TYPE = "X-Shoe-Type"  # the event type: AMQP 1.0 has no `type` property
 
@@ -164,7 +164,7 @@ class StreamSink(BrokerSink[StreamConfig, StreamLink]):
         self._sent_through = stored
         return stored
 
-    async def _send(self, batch: list[OutboxEvent]) -> Confirmed:
+    async def _send(self, batch: list[BacklogEvent]) -> Confirmed:
         producer = await self._link.producer(at=self._clock(), failures=self._failures)
         self.sent_again += sum(1 for item in batch if item.seq <= self._sent_through)
         self._sent_through = max(self._sent_through, batch[-1].seq)
@@ -197,7 +197,7 @@ class StreamSink(BrokerSink[StreamConfig, StreamLink]):
         self._link.failed(str(outcome))
         raise outcome
 
-    def _message(self, item: OutboxEvent) -> rstream.AMQPMessage:
+    def _message(self, item: BacklogEvent) -> rstream.AMQPMessage:
         body, headers = signed_message(self._key, self._config.controller_id, self._clock(), item)
         message = rstream.AMQPMessage(
             body=body,

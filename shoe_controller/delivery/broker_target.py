@@ -21,7 +21,7 @@ from shoe_controller.delivery import pushapi
 from shoe_controller.delivery.amqp_nodes import DEFAULT_PORTS, NodeLink, Nodes, node_urls, safe_url
 from shoe_controller.delivery.sink import Backoff, Sink
 from shoe_controller.delivery.tls import client_context
-from shoe_controller.store.records import OutboxEvent
+from shoe_controller.store.records import BacklogEvent
 
 HEADER_SEQ = "X-Shoe-Seq"
 _ROUTING_SAFE = str.maketrans({".": "_", "*": "_", "#": "_"})
@@ -110,7 +110,7 @@ class BrokerConfig:
 
 
 def signed_message(
-    key: pushapi.SigningKey, controller_id: str, at: float, item: OutboxEvent
+    key: pushapi.SigningKey, controller_id: str, at: float, item: BacklogEvent
 ) -> tuple[bytes, dict[str, Any]]:
     """An event's body, exactly as in docs/spec-push-api.md's `events` array, and the headers every
     broker message carries: this sink's seq, and the docs/spec-push-api.md signature of the body."""

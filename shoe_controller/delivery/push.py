@@ -25,7 +25,7 @@ from shoe_controller.delivery.http_client import (
 )
 from shoe_controller.delivery.sink import Backoff, Confirmed, RetryableError, Sink
 from shoe_controller.delivery.tls import TlsConfigError, client_context
-from shoe_controller.store.journal import OutboxEvent
+from shoe_controller.store.journal import BacklogEvent
 
 __all__ = ["PushConfig", "PushSink", "TlsConfigError", "tls_context"]
 
@@ -106,7 +106,7 @@ class PushSink(Sink):
             raise _refused(response)
         return self._parse(response)
 
-    async def _send(self, batch: list[OutboxEvent]) -> Confirmed:
+    async def _send(self, batch: list[BacklogEvent]) -> Confirmed:
         client = await self._http()
         body = pushapi.encode_body(
             self._config.controller_id, self._config.table_id, [e.to_wire() for e in batch]

@@ -1,13 +1,13 @@
-"""What every delivery sink shares: its backlog, the retry loop, its faults and its status.
+"""What every delivery sink shares: the retry loop over its backlog, its faults and its status.
 
-A sink is one asyncio task delivering one consumer's events (store/sink_numbering.py numbers
+A sink is one asyncio task delivering one consumer's events (store/backlogs.py numbers
 them) in seq order. It never drops or reorders an event: on any failure it keeps its place and
 retries with exponential backoff and jitter, and a consumer that refuses us (a 4xx, bad
 credentials) raises a fault for the pit boss. When everything is delivered it sleeps until
 `notify()` (the daemon calls it after each commit): no polling while idle. The kinds (push.py,
 amqp.py) say only how one batch reaches their consumer and what it confirmed: a `Confirmed`,
 or a `RetryableError` (with a fault when a person must act). `Sink` alone takes it: the
-position and its mark, the faults, the backoff.
+position, the faults, the backoff. The backlog it reads and marks is sink_backlog.py's.
 """
 
 from __future__ import annotations
@@ -19,22 +19,13 @@ import dataclasses
 import random
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 import structlog
 
-from shoe_controller.store.journal import JournalError, OutboxEvent
+from shoe_controller.delivery.sink_backlog import Backlog
+from shoe_controller.store.journal import BacklogEvent, JournalError, SinkMark
 from shoe_controller.vocab.backoff import backoff_delay
-
-
-class Backlog(Protocol):
-    """One sink's view of the journal (sink_backlog.SinkBacklog gives it)."""
-
-    def last_seq(self) -> int: ...
-    def delivered_through(self) -> int: ...
-    async def events_after(self, seq: int, limit: int) -> list[OutboxEvent]: ...
-    def mark_delivered(self, through: int) -> None: ...
-    def close(self) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -238,7 +229,9 @@ class Sink(abc.ABC):
                 self._stored_mark = self._backlog.delivered_through()
         except JournalError:
             pass  # show what was last known; the loop reports the journal fault
-        backlog = self._last_seq - (confirmed if confirmed is not None else self._stored_mark)
+        mark = SinkMark(
+            self.name, self._last_seq, self._stored_mark if confirmed is None else confirmed
+        )
         return SinkStatus(
             name=self.name,
             kind=self.kind,
@@ -246,7 +239,7 @@ class Sink(abc.ABC):
             state=self._state,
             delivered_through=confirmed,
             last_seq=self._last_seq,
-            backlog=max(0, backlog),
+            backlog=mark.backlog,
             last_error=self._last_error,
             last_error_at=self._last_error_at,
             consecutive_failures=self._failures,
@@ -332,7 +325,7 @@ class Sink(abc.ABC):
         holds this sink's events; RetryableError when it could not be asked."""
 
     @abc.abstractmethod
-    async def _send(self, batch: list[OutboxEvent]) -> Confirmed:
+    async def _send(self, batch: list[BacklogEvent]) -> Confirmed:
         """Deliver `batch` (seqs in order, the first one after the position) and say what
         the consumer confirmed; RetryableError when it could not."""
 

@@ -1,4 +1,6 @@
-"""One sink's backlog in the journal: its events in its own seq order, and its mark.
+"""One sink's backlog: its events in its own seq order, and its mark, as a sink reads them.
+
+`Backlog` is what a sink (sink.py) needs of it; `SinkBacklog` gives it from the journal.
 
 A sink that keeps up takes the events the journal committed last from its memory, with no
 read (a card's way to the table server). Older ones are read on a connection and a
@@ -7,7 +9,9 @@ on the loop it would be a millisecond the next card's ACK waits. A confirmation 
 the journal's memory and written by the next commit (a card's, or the link's heartbeat's),
 or after MARKS_STORED_WITHIN_S when none came: no transaction of its own per batch, and on
 the journal's connection (a second writer would make the card's commit wait for its lock).
-Each sink's numbering in the journal is store/sink_numbering.py's, its marks store/sinks.py's.
+Each sink's numbering and mark in the journal are store/backlogs.py's: the one path a mark
+takes is `Sink` -> `SinkBacklog.mark_delivered` -> `Backlogs.mark_delivered` (noted) ->
+`Backlogs.write` in the next transaction.
 """
 
 from __future__ import annotations
@@ -15,20 +19,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
 
-from shoe_controller.store.journal import Journal, JournalError, OutboxEvent
+from shoe_controller.store.journal import BacklogEvent, Journal, JournalError
 
 MARKS_STORED_WITHIN_S = 0.5  # a confirmation no commit took along is stored after this
 
 
+class Backlog(Protocol):
+    """One sink's backlog as the sink sees it."""
+
+    def last_seq(self) -> int: ...
+    def delivered_through(self) -> int: ...
+    async def events_after(self, seq: int, limit: int) -> list[BacklogEvent]: ...
+    def mark_delivered(self, through: int) -> None: ...
+    def close(self) -> None: ...
+
+
 class SinkBacklog:
-    """What a sink (sink.Backlog) needs of the journal, for the sink named `sink`."""
+    """The `Backlog` of the sink named `sink`, in the journal."""
 
     def __init__(self, journal: Journal, sink: str) -> None:
         self._journal = journal
         self.sink = sink
         # One thread: the reader's connection is made and used on it alone (sqlite3's rule).
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"outbox-{sink}")
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"backlog-{sink}")
         self._reader: Journal | None = None
         self._storing: asyncio.TimerHandle | None = None
 
@@ -39,7 +54,7 @@ class SinkBacklog:
         mark = self._journal.sinks.marks().get(self.sink)
         return 0 if mark is None else mark.delivered_through
 
-    async def events_after(self, seq: int, limit: int) -> list[OutboxEvent]:
+    async def events_after(self, seq: int, limit: int) -> list[BacklogEvent]:
         recent = self._journal.sinks.recent_events(self.sink, seq, limit)
         if recent is not None:
             return recent
@@ -61,7 +76,7 @@ class SinkBacklog:
         self._thread.submit(self._close_reader).result()
         self._thread.shutdown()
 
-    def _read(self, seq: int, limit: int) -> list[OutboxEvent]:
+    def _read(self, seq: int, limit: int) -> list[BacklogEvent]:
         if self._reader is None:
             self._reader = Journal.open(
                 self._journal.path, self._journal.controller_id, read_only=True, quick_check=False

@@ -11,36 +11,41 @@ the journal.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
-from drivers.session.spec import DeviceTimings
+from drivers.session.spec import DeviceRole, DeviceTimings
 from drivers.translate.registry import DeckRegistry
-from drivers.translate.shuffler import ShufflerTranslator
 from shoe_controller import __version__
 from shoe_controller.delivery.sink import Sink, SinkFault
 from shoe_controller.service import journal_lock, logs, sink_kinds
 from shoe_controller.service.checkpoints import daemon_checkpoints, signer_of
-from shoe_controller.service.config import Config, ConfigError, load
-from shoe_controller.service.control import ControlError, ControlServer, ControlService
+from shoe_controller.service.config import Config
+from shoe_controller.service.control import ControlService
 from shoe_controller.service.devices import DeviceRunner, StorageFailedError, Store
 from shoe_controller.service.health import summary
 from shoe_controller.service.inbound import serve_api
 from shoe_controller.service.looplag import LoopLag
 from shoe_controller.service.outcome import WRITTEN_ELSEWHERE, OutcomeUnknownExit
+from shoe_controller.service.reload import reloaded_logs
 from shoe_controller.service.sdnotify import Notifier
-from shoe_controller.service.upkeep import Upkeep, wait_pinging
+from shoe_controller.service.servers import (
+    close_all,
+    serve_control,
+    serve_metrics,
+    serve_scoreboard,
+)
+from shoe_controller.service.upkeep import Upkeep
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.errors import JournalOutcomeUnknown, JournalWrittenElsewhere
 from shoe_controller.store.journal import Journal, JournalError, StoredEvent
-from shoe_controller.table.config import SHUFFLER_DEALER
 from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import Input
 
@@ -57,6 +62,21 @@ def _needs_a_person(event: StoredEvent) -> bool:
     if event.type == EventType.SECURITY_ALERT:
         return True
     return event.type == EventType.PROCEDURE_ALERT and bool(event.data.get("needs_supervisor"))
+
+
+async def wait_pinging(notifier: Notifier, stop: asyncio.Event, seconds: float) -> None:
+    """Wait `seconds` or until `stop`, pinging systemd's watchdog meanwhile: the daemon's
+    wait before it tries a journal again. Upkeep starts only with a journal; without these
+    pings WatchdogSec would kill a daemon that is only waiting for its disk, and the
+    technician would read "watchdog timeout" instead of the journal's fault."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    step = notifier.watchdog_interval
+    while not stop.is_set() and (left := deadline - loop.time()) > 0:
+        if step is not None:
+            notifier.watchdog()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), left if step is None else min(step, left))
 
 
 class StartupError(Exception):
@@ -90,12 +110,11 @@ class Daemon:
         self._control_fault: str | None = None
         self._service: ControlService | None = None  # the control answers, once serving
         self._told_ready = False
-        self._indicated: tuple[int, int] | None = None
         self._listeners: list[Callable[[list[StoredEvent]], None]] = []
         self.failed = False  # a part of the daemon died: exit non-zero for systemd to restart
         self.controller: Controller | None = None
         self.sinks: list[Sink] = []
-        self.devices: dict[str, DeviceRunner] = {}
+        self.devices: dict[DeviceRole, DeviceRunner] = {}
         self.metrics = self._make_metrics()  # None while [metrics] listen is empty
         self.loop_lag = LoopLag(on_lag=self.metrics.observe_loop_lag if self.metrics else None)
         # Checked at once: a key file that cannot be read is a configuration error.
@@ -197,9 +216,11 @@ class Daemon:
         )
         self.sinks = sink_kinds.build(self.config, journal, on_fault=self._on_sink_fault)
         self._make_devices(journal, recovery.inputs)
-        control = await self._serve_control(controller)
-        scoreboard = await self._serve_scoreboard(journal)
-        metrics = await self._serve_metrics()
+        self._service = self._control_service(controller)
+        self.add_listener(self._service.publish)
+        control, self._control_fault = await serve_control(self.config, self._service)
+        scoreboard = await serve_scoreboard(self.config, journal, self._listeners)
+        metrics = await serve_metrics(self.config, self.metrics, self._listeners)
         api = None  # the inbound API (docs/inbound-api.md): its inputs come after the start
         try:
             started = await self._retrying(
@@ -210,35 +231,11 @@ class Daemon:
                 api = await serve_api(self.config, self.submit, self._clock)
                 await self._serve()
         finally:
-            if api is not None:
-                await api.close()
-            await control.close()
-            if scoreboard is not None:
-                await scoreboard.close()
-            if metrics is not None:
-                await metrics.close()
+            await close_all((api, control, scoreboard, metrics))
 
-    def _make_devices(self, journal: Journal, history: Sequence[Input]) -> None:
-        saved = journal.reads.link_states()
-        for name in ("scanner", "shuffler"):
-            section = getattr(self.config, name)
-            if section is not None:
-                self.devices[name] = DeviceRunner(
-                    name,
-                    section,
-                    self._store_for(name),
-                    saved.get(name),
-                    history=history,
-                    options=self._device_options,
-                    clock=self._clock,
-                    usb_backend=self._usb_backend,
-                    registry=self._registries.get(name),
-                    on_card_acked=self.metrics.observe_card_ack if self.metrics else None,
-                )
-
-    async def _serve_control(self, controller: Controller) -> ControlServer:
-        """The control socket for shoectl; the table runs without it rather than not at all."""
-        service = ControlService(
+    def _control_service(self, controller: Controller) -> ControlService:
+        """The control socket's answers, from the daemon's live parts."""
+        return ControlService(
             controller,
             lambda: [sink.status() for sink in self.sinks],
             lambda: [runner.stats() for runner in self.devices.values()],
@@ -248,41 +245,24 @@ class Daemon:
             submit=lambda command: self.submit([command]),
             loop_stats=self.loop_lag.to_json,
         )
-        self.add_listener(service.publish)
-        self._service = service
-        control = ControlServer(self.config.control.socket, service, self.config.control)
-        try:
-            await control.start()
-        except (ControlError, OSError) as error:
-            self._control_fault = str(error)  # the status line says so
-            log.error("control socket not available", socket=self.config.control.socket,
-                      error=str(error))  # fmt: skip
-        return control
 
-    async def _serve_scoreboard(self, journal: Journal) -> Any:
-        """The live scoreboard page, if [scoreboard] listen is set (docs/scoreboard.md); the
-        table runs without it rather than not at all."""
-        listen = self.config.scoreboard.listen
-        if not listen:
-            return None
-        # aiohttp is loaded only by a daemon that serves the page.
-        from shoe_controller.service.scoreboard.server import ScoreboardServer  # noqa: PLC0415
-
-        procedures = self.config.procedures
-        scoreboard = ScoreboardServer(
-            listen,
-            self.config.table.id,
-            None if procedures.mode == SHUFFLER_DEALER else procedures.cards_in_shoe,
-            journal.reads,
-        )
-        self.add_listener(scoreboard.on_stored)
-        try:
-            await scoreboard.start()
-        except (OSError, JournalError) as error:
-            self._listeners.remove(scoreboard.on_stored)
-            log.error("scoreboard page not available", listen=listen, error=str(error))
-            return None
-        return scoreboard
+    def _make_devices(self, journal: Journal, history: Sequence[Input]) -> None:
+        saved = journal.reads.link_states()
+        for role in DeviceRole:
+            section = getattr(self.config, role.value)
+            if section is not None:
+                self.devices[role] = DeviceRunner(
+                    role,
+                    section,
+                    self._store_for(role.value),
+                    saved.get(role),
+                    history=history,
+                    options=self._device_options,
+                    clock=self._clock,
+                    usb_backend=self._usb_backend,
+                    registry=self._registries.get(role),
+                    on_card_acked=self.metrics.observe_card_ack if self.metrics else None,
+                )
 
     def _make_metrics(self) -> DaemonMetrics | None:
         """The Prometheus collector and its hooks, if [metrics] listen is set."""
@@ -299,23 +279,6 @@ class Daemon:
             table_id=self.config.table.id,
             controller_id=self.config.controller_id,
         )
-
-    async def _serve_metrics(self) -> Any:
-        """/metrics on [metrics] listen (docs/metrics.md); the table runs without it rather
-        than not at all."""
-        if self.metrics is None:
-            return None
-        from shoe_controller.service.metrics_http import MetricsServer  # noqa: PLC0415
-
-        listen = self.config.metrics.listen
-        server = MetricsServer(listen, self.metrics.exposition)
-        self.add_listener(self.metrics.on_stored)
-        try:
-            await server.start()
-        except OSError as error:
-            log.error("metrics not available", listen=listen, error=str(error))
-            return None
-        return server
 
     async def _serve(self) -> None:
         """Run every part until stop(), or until one of them dies."""
@@ -342,7 +305,11 @@ class Daemon:
         gc.collect()
         gc.freeze()
         self._told_ready = self._notifier.ready(self.status_line()) or self._told_ready
-        log.info("running", table=self.config.table.id, devices=sorted(self.devices))
+        log.info(
+            "running",
+            table=self.config.table.id,
+            devices=sorted(role.value for role in self.devices),
+        )
         stop = asyncio.create_task(self._stop.wait(), name="stop")
         finished, _ = await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
         if stop not in finished:
@@ -447,16 +414,13 @@ class Daemon:
 
     def _follow_indicator(self) -> None:
         assert self.controller is not None
-        wanted = self.controller.table.indicator
-        scanner = self.devices.get("scanner")
-        if scanner is not None and wanted != self._indicated:
-            self._indicated = wanted
-            scanner.indicate(*wanted)
+        for runner in self.devices.values():  # the one that shows lights keeps and compares
+            runner.indicate(*self.controller.table.indicator)
 
     def _ask_for_shuffle(self) -> None:
-        shuffler = self.devices.get("shuffler")
-        if shuffler is not None and self.config.procedures.mode == "batch_shuffler":
-            shuffler.send(ShufflerTranslator.shuffle(self.config.procedures.decks))
+        if self.config.procedures.mode == "batch_shuffler":
+            for runner in self.devices.values():
+                runner.shuffle(self.config.procedures.decks)
 
     def _on_sink_fault(self, fault: SinkFault | None) -> None:
         if fault is not None:  # the health model shows it from the sink's status
@@ -468,19 +432,7 @@ class Daemon:
         """SIGHUP (`systemctl reload`): set the logs up again with the file's [log] section,
         so a technician can turn on debug without a restart; the rest needs a restart: the
         table settings in force (and journaled) stay those of the start (docs/config.md)."""
-        settings = self.config.log
-        if self._config_path is not None:
-            try:
-                loaded = load(self._config_path)
-            except ConfigError as error:
-                log.error("config not reloaded; logs unchanged", error=str(error))
-            else:
-                settings = loaded.log
-                before, after = asdict(self.config.procedures), asdict(loaded.procedures)
-                changed = sorted(key for key in after if after[key] != before.get(key))
-                if changed:
-                    log.warning("table settings changed in the file: in force from the next"
-                                " start, journaled then", changed=changed)  # fmt: skip
+        settings = reloaded_logs(self.config, self._config_path)
         logs.apply(settings, squeeze=self.config.procedures.squeeze, table=self.config.table.id)
         log.warning("logs reopened", level=settings.level, format=settings.format)
 

@@ -4,7 +4,10 @@ The daemon builds a `DeviceRunner` per `[scanner]` / `[shuffler]` section. The d
 from its port to what to store and when to ACK, is drivers' `DeviceSession`
 (drivers/session/): the runner converts the section into the drivers' `DeviceSpec`, stores
 what the session hands out (inputs with the link state) and tells it whether that worked, so
-the session ACKs the frame or releases it unACKed for the device to send again. It also logs
+the session ACKs the frame or releases it unACKed for the device to send again. The notes a
+status change leaves (a device lost, an ASCII shoe connected) are stored here too, from the
+runner's own task, woken by the change, and before the next frame: the drivers' reconnection
+loop only tells the runner, it never stores. It also logs
 the device's comings and goings, times each card for the metrics and samples the link's error
 rates.
 """
@@ -20,8 +23,8 @@ from typing import Any, Protocol
 
 import structlog
 
-from drivers.session.device_session import DeviceSession, Pending
-from drivers.session.spec import Address, DeviceSpec, DeviceTimings, UsbAddress
+from drivers.session.device_session import DeviceSession
+from drivers.session.spec import Address, DeviceRole, DeviceSpec, DeviceTimings, UsbAddress
 from drivers.translate.registry import DeckRegistry
 from drivers.transports.connection import ConnectionStatus, DeviceConnection
 from shoe_controller.service.config import DeviceSection
@@ -65,14 +68,15 @@ class Store(Protocol):
     def __call__(self, inputs: Sequence[Input], link_state: Mapping[str, Any] | None) -> None: ...
 
 
-def device_spec(name: str, section: DeviceSection, options: DeviceTimings) -> DeviceSpec:
+def device_spec(role: DeviceRole, section: DeviceSection, options: DeviceTimings) -> DeviceSpec:
     """A configured device in the drivers' terms."""
     address: Address = section.port
     if section.usb:
         vid, pid = (int(part, 16) for part in section.usb.split(":"))
         address = UsbAddress(vid, pid, section.usb_serial or None)
     return DeviceSpec(
-        name=name,
+        role=role,
+        name=role.value,
         address=address,
         protocol=section.protocol,
         baud=section.baud_rate,
@@ -86,7 +90,7 @@ class DeviceRunner:
 
     def __init__(
         self,
-        name: str,
+        name: DeviceRole | str,
         section: DeviceSection,
         store: Store,
         saved_state: Mapping[str, Any] | None,
@@ -100,15 +104,17 @@ class DeviceRunner:
     ) -> None:
         """`on_card_acked(device, times)` is told, for each frame that carried a card, where
         its time went from its bytes read to its ACK written (the metrics' histograms)."""
-        self.name = name
+        self.role = DeviceRole(name)
+        self.name = self.role.value
         self.section = section
         self._store = store
         self._on_card_acked = on_card_acked
         self._error_rates = {"retransmits": ErrorRate(), "crc_errors": ErrorRate()}
+        self._notes_waiting = asyncio.Event()
         if registry is None and section.registry:  # the daemon hands on preflight's
             registry = DeckRegistry.load(Path(section.registry))
         self.session = DeviceSession(
-            device_spec(name, section, options or DeviceTimings()),
+            device_spec(self.role, section, options or DeviceTimings()),
             registry=registry,
             saved_state=saved_state,
             history=history,
@@ -129,10 +135,27 @@ class DeviceRunner:
     # ---------------------------------------------------------------- running
 
     async def run(self) -> None:
+        """Until stopped; an error storing either the frames or the notes ends it."""
+        frames = asyncio.create_task(self._store_frames(), name=f"device-{self.name}-frames")
+        notes = asyncio.create_task(self._store_notes(), name=f"device-{self.name}-notes")
+        try:
+            await asyncio.wait([frames, notes], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (frames, notes):
+                task.cancel()
+            await asyncio.gather(frames, notes, return_exceptions=True)
+        for task in (frames, notes):
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                raise error
+        self._store_waiting_notes()
+
+    async def _store_frames(self) -> None:
         session = self.session
         async for item in session.connection.messages():
             if session.silent:
                 log.info("device speaks again", device=self.name)
+            self._store_waiting_notes()  # what the connection said goes before its frames
             try:
                 self._store_item(item)
             except StorageFailedError:
@@ -177,29 +200,38 @@ class DeviceRunner:
         self.session.send(message)
 
     def indicate(self, pattern: int, arg: int) -> None:
+        """The table's lights, for the device whose role shows them (the session keeps them)."""
         self.session.indicate(pattern, arg)
 
-    def _on_status(
-        self, status: ConnectionStatus, detail: str | None, note: Pending | None
-    ) -> None:
+    def shuffle(self, decks: int) -> None:
+        """Ask the device to shuffle, if its role is to."""
+        self.session.shuffle(decks)
+
+    def _on_status(self, status: ConnectionStatus, detail: str | None) -> None:
         if status is ConnectionStatus.CONNECTED:
             log.info("device connected", device=self.name, port=self.connection.transport.name)
         elif status is ConnectionStatus.OPEN_FAILED:
             log.debug("device not there", device=self.name, reason=detail)
         elif status in (ConnectionStatus.LOST, ConnectionStatus.SILENT):
             log.warning("device lost", device=self.name, reason=detail)
-        if note is not None:
-            self._store_note(note)
+        self._notes_waiting.set()
 
-    def _store_note(self, note: Pending) -> None:
-        """Store a status note; when the journal refuses it (the store logged why) the session
-        tries again at the next change."""
-        try:
-            self._store(note.inputs, note.link_state)
-        except StorageFailedError:
-            self.session.failed()
-        else:
-            self.session.stored()
+    async def _store_notes(self) -> None:
+        while True:
+            await self._notes_waiting.wait()
+            self._notes_waiting.clear()
+            self._store_waiting_notes()
+
+    def _store_waiting_notes(self) -> None:
+        """Store the status notes waiting, in order; when the journal refuses one (the store
+        logged why) the session tries again at the next change."""
+        while (note := self.session.next_note()) is not None:
+            try:
+                self._store(note.inputs, note.link_state)
+            except StorageFailedError:
+                self.session.failed()
+            else:
+                self.session.stored()
 
     def sample_error_rates(self, now: float) -> None:
         """Take a sample of the link's error counters (the daemon does every few seconds)."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import structlog
 
+from drivers.session.spec import DeviceRole
 from shoe_controller.service.checkpoints import Checkpoints
 from shoe_controller.service.config import JournalSection
 from shoe_controller.service.devices import DeviceRunner
@@ -34,21 +35,6 @@ STATUS_EVERY_S = 5.0
 MB = 1024 * 1024
 
 
-async def wait_pinging(notifier: Notifier, stop: asyncio.Event, seconds: float) -> None:
-    """Wait `seconds` or until `stop`, pinging systemd's watchdog meanwhile: the daemon's
-    wait before it tries a journal again. Upkeep starts only with a journal; without these
-    pings WatchdogSec would kill a daemon that is only waiting for its disk, and the
-    technician would read "watchdog timeout" instead of the journal's fault."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    step = notifier.watchdog_interval
-    while not stop.is_set() and (left := deadline - loop.time()) > 0:
-        if step is not None:
-            notifier.watchdog()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), left if step is None else min(step, left))
-
-
 class Upkeep:
     """The daemon's periodic chores, until the daemon stops."""
 
@@ -58,7 +44,7 @@ class Upkeep:
         controller: Controller,
         notifier: Notifier,
         *,
-        devices: Mapping[str, DeviceRunner],
+        devices: Mapping[DeviceRole, DeviceRunner],
         status_line: Callable[[], str],
         submit: Callable[[Sequence[Input]], object],
         clock: Callable[[], float],

@@ -1,5 +1,5 @@
 """The journal's connection: how a question or a write is put to the file, SQLite errors as
-JournalErrors. The journal's parts (queries.py, integrity.py, sinks.py, journal.py) share one.
+JournalErrors. The journal's parts (queries.py, integrity.py, backlogs.py, journal.py) share one.
 """
 
 from __future__ import annotations

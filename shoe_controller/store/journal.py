@@ -1,18 +1,18 @@
 """Durable journal: each input and the events it caused, stored in one SQLite transaction.
 
-The journal is the controller's memory and its outbox. One `record()` call stores an input,
-the events `table.apply(input)` produced, the link session state the drivers ACK against, and
-assigns the controller-wide event `seq` of docs/spec-push-api.md (1, 2, 3 ... no gaps, never reused,
-kept across restarts and pruning). Recovery replays the inputs of the current shoe into a
-fresh table; `ReplayStep.mismatch()` says how the replayed events differ from the stored ones.
+The journal is the controller's memory and every sink's backlog. One `record()` call stores an
+input, the events `table.apply(input)` produced, the link session state the drivers ACK against,
+and assigns the controller-wide event `seq` of docs/spec-push-api.md (1, 2, 3 ... no gaps, never
+reused, kept across restarts and pruning). Recovery replays the inputs of the current shoe into
+a fresh table; `ReplayStep.mismatch()` says how the replayed events differ from the stored ones.
 
 `Journal` is the one entry point: this module holds its opening and its write side (record,
-retention); it owns the connection (connection.py) and holds the rest as parts:
-`journal.reads` (queries.py: events, shoes, rounds, links, replay), `journal.integrity`
-(integrity.py: the check, the hash chain) and `journal.sinks` (sinks.py: each sink's events
-and marks). Below them: store/schema.py (schema, pragmas, opening), rows.py (what may be
-stored), records.py (what comes back), retention.py (what prune deletes), transactions.py and
-errors.py. The value and error types are re-exported here, where users import them from.
+retention); it owns the connection (connection.py) and holds the rest as parts: `journal.reads`
+(queries.py: events, shoes, rounds, links, replay), `journal.integrity` (integrity.py: the
+check, the hash chain) and `journal.sinks` (backlogs.py: each sink's backlog, its events and its
+mark). Below them: store/schema.py (schema, pragmas, opening), rows.py (what may be stored),
+records.py (what comes back), retention.py (what prune deletes), transactions.py and errors.py.
+The value and error types are re-exported here, where users import them from.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from shoe_controller.store.backlogs import Backlogs, SinkMark, SinkRoutes
 from shoe_controller.store.chain import (
     ChainPoint,
     ChainReport,
@@ -46,7 +47,7 @@ from shoe_controller.store.errors import (
 from shoe_controller.store.integrity import JournalIntegrity
 from shoe_controller.store.queries import JournalReader
 from shoe_controller.store.records import (
-    OutboxEvent,
+    BacklogEvent,
     PruneResult,
     ReplayStep,
     RoundInfo,
@@ -57,14 +58,14 @@ from shoe_controller.store.records import (
 from shoe_controller.store.retention import prune_before
 from shoe_controller.store.rows import check_optional_int, event_row, input_row, link_rows
 from shoe_controller.store.schema import connect
-from shoe_controller.store.sink_numbering import SinkMark, SinkRoutes, store_rows
-from shoe_controller.store.sinks import JournalSinks
 from shoe_controller.vocab.events import EventType
 
 SHOE_ENDED = str(EventType.SHOE_ENDED)  # marks a shoe as finished, for retention
 CONTROLLER_STARTED = "controller_started"  # the input whose `boot` is the boot counter
 
 __all__ = [
+    "BacklogEvent",
+    "Backlogs",
     "ChainPoint",
     "ChainReport",
     "Journal",
@@ -75,9 +76,7 @@ __all__ = [
     "JournalIntegrity",
     "JournalMismatch",
     "JournalReader",
-    "JournalSinks",
     "JournalWrittenElsewhere",
-    "OutboxEvent",
     "PruneResult",
     "RecordInvalid",
     "ReplayMismatch",
@@ -117,7 +116,7 @@ class Journal:
         self._routes = dict(routes or {})
         self.reads = JournalReader(self._connection)
         self.integrity = JournalIntegrity(self._connection)
-        self.sinks = JournalSinks(self._connection, self._routes, clock)
+        self.sinks = Backlogs(self._connection, self._routes, clock)
         # The link of the last record stored (the next record follows it: store/chain.py)
         # and the last event seq and input number: kept here, not read back per commit,
         # as this process is the journal's one writer.
@@ -148,7 +147,7 @@ class Journal:
         "{controller_id}:{seq}"); None accepts whatever is stored (for read-only tools).
         `quick_check` runs SQLite's page-level check and raises JournalCorrupt on damage.
         `routes` names the delivery sinks and which event types each takes: every event
-        stored gets a seq of each sink that takes it (store/sink_numbering.py), and retention
+        stored gets a seq of each sink that takes it (store/backlogs.py), and retention
         keeps what these sinks have not confirmed. A sink stored but not named here
         numbers nothing more and holds nothing back.
         """
@@ -321,14 +320,10 @@ class Journal:
                 " input_no = excluded.input_no",
                 [(device, state, last_input) for device, state in links],
             )
-            numbering = self.sinks.numbering(conn)
-            sink_rows, sink_last = numbering.rows(typed)
-            store_rows(conn, sink_rows, sink_last)
-            marks_stored = self.sinks.write_marks(conn)
-        self.sinks.marks_written(marks_stored)
+            backlogs = self.sinks.write(conn, typed)  # the sinks' rows, and the marks noted
         # committed: the next record follows this one
         self._chain_head, self._last_seq, self._last_input = head, last_seq, last_input
-        self.sinks.committed(numbering, sink_last, sink_rows, stored)
+        self.sinks.committed(backlogs, stored)
         return stored
 
     def prune(self, max_age_s: float) -> PruneResult:
@@ -348,9 +343,9 @@ class Journal:
             return PruneResult(shoes=(), inputs=0, events=0, chain=known)
         horizon = self._clock() - max_age_s
         with self._connection.write() as conn:
-            marks_stored = self.sinks.write_marks(conn)  # what the sinks have decides what goes
+            backlogs = self.sinks.write(conn)  # what the sinks have decides what goes
             result = prune_before(conn, horizon, self._routes)
-        self.sinks.marks_written(marks_stored)
+        self.sinks.committed(backlogs)
         if result.events:
             self.sinks.forget_recent()
         if result.chain is not None and not result.chain.intact:

@@ -2,7 +2,7 @@
 
 `JournalReader` asks them over the journal's connection (connection.py); `Journal`
 (journal.py) holds one as `journal.reads`, beside `journal.integrity` (integrity.py: the
-check, the hash chain) and `journal.sinks` (sinks.py: each sink's events and mark).
+check, the hash chain) and `journal.sinks` (backlogs.py: each sink's backlog and mark).
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ class StoredEvent:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class OutboxEvent:
-    """An event as one sink sees it: numbered by that sink's own `seq` (store/sink_numbering.py),
+class BacklogEvent:
+    """An event as one sink sees it: numbered by that sink's own `seq` (store/backlogs.py),
     its id the journal's, so that the same event has the same id at every sink."""
 
     seq: int

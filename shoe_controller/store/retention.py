@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Collection
 
+from shoe_controller.store.backlogs import first_needed_input, forget_before
 from shoe_controller.store.chain import (
     EVENT_CHAIN_COLUMNS,
     INPUT_CHAIN_COLUMNS,
@@ -20,7 +21,6 @@ from shoe_controller.store.chain import (
     walk,
 )
 from shoe_controller.store.records import PruneResult
-from shoe_controller.store.sink_numbering import first_needed_input, forget_before
 
 
 def prune_before(conn: sqlite3.Connection, horizon: float, sinks: Collection[str]) -> PruneResult:

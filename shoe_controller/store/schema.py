@@ -15,9 +15,9 @@ Schema (see docs/journal.md for the reasoning):
              index shoes_by_first_input (first_input)
     links    device PK, state (JSON), input_no           -- driver link sessions
     sinks    name PK, last_seq, delivered_through, added_at       -- each delivery sink
-    sink_events  (sink, seq) PK, event_seq               -- its own numbering (sink_numbering.py)
+    sink_events  (sink, seq) PK, event_seq               -- its own numbering (backlogs.py)
 
-`events_after()` rides the seq primary key, a sink's outbox read the (sink, seq) key;
+`events_after()` rides the seq primary key, a sink's backlog read the (sink, seq) key;
 `last_seq` lives in the one-row `journal` table and a sink's marks in `sinks`, so they
 survive pruning every event.
 

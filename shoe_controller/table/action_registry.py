@@ -4,6 +4,14 @@
 socket and shoectl read); `HANDLERS` here says what it does, as a pair (check, do). Adding an
 action is one `Action` entry, a `check_*` and a `do_*` function, and one line below; a test
 keeps the two registries equal.
+
+A command is checked once: `action_specs.screen` says why it is no command the table can
+judge (an action it does not know, no one who acts, no reason), the same rule the control
+socket asks before it stores anything and shoectl's options follow (`action_specs.said`);
+`on_supervisor` journals that refusal, or the action's own (`check`), when one reaches the
+table. A command sent again is
+answered before it is stored, by its key (`JournalReader.command_outcome`, the control
+socket's); the shoe's `command_keys` refuse one that lookup could not see.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from shoe_controller.table import card_actions, shoe_actions
-from shoe_controller.table.action_specs import ACTIONS, CommandError, parse_args
+from shoe_controller.table.action_specs import ACTIONS, CommandError, parse_args, screen
 from shoe_controller.table.context import Context
 from shoe_controller.vocab.inputs import SupervisorCommand
 
@@ -55,16 +63,11 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
 
 def on_supervisor(ctx: Context, command: SupervisorCommand) -> None:
     """Carry out a supervisor command, or refuse it with one alert saying why."""
-    action = ACTIONS.get(command.action) if isinstance(command.action, str) else None
-    if action is None:
-        offered = [
-            name for name, known in ACTIONS.items() if ctx.config.clocked or not known.clocked
-        ]
-        ctx.refuse(
-            "command_refused",
-            f"unknown action {command.action!r}; the actions are: {', '.join(offered)}",
-        )
+    refusal = screen(command, clocked=ctx.config.clocked)
+    if refusal:
+        ctx.refuse("command_refused", refusal)
         return
+    action = ACTIONS[command.action]
     if action.clocked and not ctx.config.clocked:
         ctx.refuse(
             "command_refused",
@@ -72,22 +75,14 @@ def on_supervisor(ctx: Context, command: SupervisorCommand) -> None:
             ' "none" and clock = false; docs/table.md "Betting")',
         )
         return
-    if not isinstance(command.by, str) or not command.by.strip():
-        ctx.refuse(
-            "command_refused",
-            f"{action.name} refused: who acts? `by` (the supervisor's id) is required",
-        )
-        return
-    if not isinstance(command.reason, str) or not command.reason.strip():
-        ctx.refuse("command_refused", f"{action.name} refused: a reason is required")
-        return
     try:
         args = parse_args(action, command.args)
     except CommandError as error:
         ctx.refuse("command_refused", f"{action.name} refused: {error}")
         return
     if command.key and command.key in ctx.book.command_keys:
-        # The same command again (a client retrying after an unknown outcome): done once.
+        # The same command again, which the journal's lookup before storing did not see (a
+        # dealer message's nonce after a restart): done once in the shoe, and so on replay.
         ctx.refuse(
             "command_refused",
             f"{action.name} refused: this command (key {command.key}) was carried out already",

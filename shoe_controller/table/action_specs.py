@@ -1,7 +1,9 @@
 """The supervisor actions the table accepts: names, arguments, and the checking of arguments.
 
 A `SupervisorCommand` input names an action and carries its arguments as a JSON object; this
-module turns them into typed values or a clear refusal. What each action does is in
+module turns them into typed values or a clear refusal, and says whether the command is one
+at all (`screen`: the one check the table journals, the control socket asks before storing
+and shoectl's options follow through `said`). What each action does is in
 action_registry.py's `HANDLERS`; what a supervisor types is in docs/inputs.md.
 """
 
@@ -15,6 +17,7 @@ from typing import Any
 
 from shoe_controller.game.rules import Position
 from shoe_controller.vocab.cards import CardError, parse_card
+from shoe_controller.vocab.inputs import SupervisorCommand
 
 
 class CommandError(ValueError):
@@ -228,3 +231,23 @@ def _convert(action: Action, arg: Arg, value: Any) -> Any:
             raise CommandError(f"{where} must be {arg.low} to {arg.high}, got {value}")
         return value
     raise CommandError(f"{where}: unsupported kind {arg.kind}")  # pragma: no cover
+
+
+def said(text: object) -> bool:
+    """Whether a command's `by` or `reason` says something: both are journaled with it."""
+    return isinstance(text, str) and bool(text.strip())
+
+
+def screen(command: SupervisorCommand, *, clocked: bool) -> str | None:
+    """Why `command` is no command the table can judge, whatever its state (None: it is one):
+    an action it does not know (`clocked`: whether the table keeps the round's clock, which
+    the actions offered depend on), no one who acts, no reason."""
+    action = ACTIONS.get(command.action) if isinstance(command.action, str) else None
+    if action is None:
+        offered = [name for name, known in ACTIONS.items() if clocked or not known.clocked]
+        return f"unknown action {command.action!r}; the actions are: {', '.join(offered)}"
+    if not said(command.by):
+        return f"{action.name} refused: who acts? `by` (the supervisor's id) is required"
+    if not said(command.reason):
+        return f"{action.name} refused: a reason is required"
+    return None

@@ -1,5 +1,6 @@
 """The betting clock: whether bets are closed for the shoe's next round, said by the dealer's
-NO_MORE_BETS button or by the table server, and the times a round carries.
+NO_MORE_BETS button or by the table server (the times a round's events carry are
+round_events.py's).
 
 Pure like every part of the table: no clock of its own, the inputs carry `at`. With `[table]
 betting = "none"` (the default) nothing here acts and the events are docs/spec-push-api.md's
@@ -18,7 +19,7 @@ from shoe_controller.table.books import Draw, HoldKind, RoundBook
 from shoe_controller.table.config import BETTING_BUTTON, BETTING_SERVER
 from shoe_controller.table.context import Context
 from shoe_controller.table.holds import hold
-from shoe_controller.vocab.events import EventType, iso_time
+from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import BetsState, BettingChanged, ButtonPressed
 
 EARLY_CARD = "early_card"
@@ -196,42 +197,3 @@ def early_voided_text(ctx: Context, draw: Draw) -> str:
         f"{draw.label} opened round {ctx.book.rounds_started} while its bets were open (R17):"
         " the round is void, bets are returned (early_card = void)"
     )
-
-
-def started_data(ctx: Context, current: RoundBook, first: Draw) -> dict[str, Any]:
-    """round.started's clock fields: none on a table without betting (docs/spec-push-api.md
-    exactly)."""
-    if not ctx.config.clocked:
-        return {}
-    return {
-        "bets_closed_at": current.bets_closed_at,
-        "first_card_at": None if first.at is None else iso_time(first.at),
-        "server_round": current.server_round,
-    }
-
-
-def result_data(ctx: Context, current: RoundBook) -> dict[str, Any]:
-    """round.result's clock fields: bets closed, first and last card, the result."""
-    if not ctx.config.clocked:
-        return {}
-    first, last = _card_times(current)
-    return {
-        "bets_closed_at": current.bets_closed_at,
-        "first_card_at": first,
-        "last_card_at": last,
-        "result_at": ctx.at,
-        "server_round": current.server_round,
-    }
-
-
-def voided_data(ctx: Context, current: RoundBook) -> dict[str, Any]:
-    """round.voided's: the server's name for the round whose bets are returned."""
-    return {"server_round": current.server_round} if ctx.config.clocked else {}
-
-
-def _card_times(current: RoundBook) -> tuple[str | None, str | None]:
-    """When the round's first and last cards were read (cards entered by hand have no time)."""
-    times = [draw.at for draw in current.draws if draw.at is not None]
-    if not times:
-        return None, None
-    return iso_time(min(times)), iso_time(max(times))

@@ -10,15 +10,7 @@ insurance windows insurance.py's.
 from __future__ import annotations
 
 from shoe_controller.game.rules import Position, outcome, positions_of
-from shoe_controller.table.betting import (
-    EARLY_CARD,
-    early_voided_text,
-    hold_early,
-    result_data,
-    start_round,
-    started_data,
-    voided_data,
-)
+from shoe_controller.table.betting import EARLY_CARD, early_voided_text, hold_early, start_round
 from shoe_controller.table.books import (
     BurnBook,
     CutMarker,
@@ -33,6 +25,7 @@ from shoe_controller.table.context import BugError, Context
 from shoe_controller.table.holds import hold, lift, settle_holds
 from shoe_controller.table.insurance import due_offers, offer, void_all, void_open
 from shoe_controller.table.lifecycle import BURNING, DEALING, INSURANCE, READY, REVEAL
+from shoe_controller.table.round_events import result_data, started_data, voided_data
 from shoe_controller.table.screening import screen
 from shoe_controller.table.shoe_times import first_round
 from shoe_controller.table.shoes import cut_card, end_shoe

@@ -41,7 +41,7 @@ from shoe_controller.delivery.tls import TlsConfigError
 from shoe_controller.service.config import from_mapping
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.journal import Journal
-from shoe_controller.store.records import OutboxEvent, StoredEvent
+from shoe_controller.store.records import BacklogEvent, StoredEvent
 from shoe_controller.vocab.cards import Card, Suit
 
 BROKER = "studio"
@@ -397,7 +397,7 @@ def test_the_stream_sink_logs_in_the_same_way_on_its_own_ports(
     )
 
 
-def dealer_signed_in(name: str, **data: object) -> OutboxEvent:
+def dealer_signed_in(name: str, **data: object) -> BacklogEvent:
     stored = StoredEvent(
         seq=9,
         id=f"{CONTROLLER_ID}:9",
@@ -408,7 +408,7 @@ def dealer_signed_in(name: str, **data: object) -> OutboxEvent:
         data={"dealer": name, **data},
         input_no=4,
     )
-    return OutboxEvent(seq=3, event=stored)
+    return BacklogEvent(seq=3, event=stored)
 
 
 def test_a_body_is_utf_8_as_push_api_md_signs_it_not_escaped(key_file: Path) -> None:

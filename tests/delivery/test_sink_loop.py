@@ -27,7 +27,7 @@ from shoe_controller.delivery.sink import (
     SinkStatus,
 )
 from shoe_controller.delivery.sink_backlog import SinkBacklog
-from shoe_controller.store.journal import Journal, JournalError, OutboxEvent
+from shoe_controller.store.journal import BacklogEvent, Journal, JournalError
 from shoe_controller.vocab.events import iso_time
 
 NOW = 1000.0  # the sink's clock: every time it notes is this
@@ -61,7 +61,7 @@ class Scripted(Sink):
     async def _resync(self) -> int:
         return self._next()
 
-    async def _send(self, batch: list[OutboxEvent]) -> Confirmed:
+    async def _send(self, batch: list[BacklogEvent]) -> Confirmed:
         self.batches.append([event.seq for event in batch])
         return self._next()
 
@@ -101,7 +101,7 @@ class Backlog(SinkBacklog):
             raise JournalError("database disk image is malformed")
         return super().delivered_through()
 
-    async def events_after(self, seq: int, limit: int) -> list[OutboxEvent]:
+    async def events_after(self, seq: int, limit: int) -> list[BacklogEvent]:
         if "events" in self.unreadable:
             raise JournalError("database disk image is malformed")
         events = await super().events_after(seq, limit)

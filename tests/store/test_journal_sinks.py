@@ -1,4 +1,4 @@
-"""Each sink's own numbering (store/sink_numbering.py), as a property: whatever the event types, the
+"""Each sink's own numbering (store/backlogs.py), as a property: whatever the event types, the
 filters, the commits and the restarts, every sink's seqs are 1, 2, 3 ... without a gap, each
 naming exactly the next event its filter takes, in the journal's order."""
 

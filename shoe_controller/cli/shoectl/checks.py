@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from shoe_controller.table.action_specs import POSITION_NAMES
+from shoe_controller.table.action_specs import POSITION_NAMES, said
 from shoe_controller.vocab.cards import CardError, parse_card
 from shoe_controller.vocab.events import EventType
 
@@ -66,8 +66,9 @@ class EventTypeParam(click.ParamType):
 
 
 def not_blank(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """`--by` and `--reason` say something: they are journaled with the action."""
-    if value is not None and not value.strip():
+    """`--by` and `--reason` say something (the table's rule, `action_specs.said`): they
+    are journaled with the action."""
+    if value is not None and not said(value):
         raise click.BadParameter("must not be empty: it is journaled with the action", param=param)
     return value.strip() if value is not None else None
 

@@ -5,9 +5,9 @@ daemon's live objects); `ControlError` is a request's error answer.
 The modules, by job: `requests` what a request may say, `wire` its JSON lines, `answers` the
 seeing requests, `journal_answers` those that read the journal, `reads` their queue and the
 reader process (`reader`, `reader_link`) that answers them away from the cards' loop,
-`status` the status answer, `outbox` each sink's outbox, `scan` the journal read for a type
-filter, `followers` `events --follow`, `actions` the supervisor's `act`, `surveillance`
-`report`, `edge` and who may see the surveillance events.
+`status` the status answer, `backlogs` each sink's backlog (the `outbox` answer), `scan` the
+journal read for a type filter, `followers` `events --follow`, `actions` the supervisor's
+`act`, `surveillance` `report`, `edge` and who may see the surveillance events.
 """
 
 from shoe_controller.service.control.requests import ControlError

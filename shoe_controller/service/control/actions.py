@@ -1,6 +1,11 @@
-"""The supervisor's actions (`act`): the request checked, the `SupervisorCommand` stored through
+"""The supervisor's actions (`act`): the request parsed, the `SupervisorCommand` stored through
 the daemon's one submit, the answer read from the events it caused; a command sent again with
-its key gets its first answer, never a second run (docs/control.md "act").
+its key gets its first answer, never a second run (docs/control.md "act"), from the journal's
+`command_outcome`.
+
+Only the request's shape is this module's (JSON types, the key's form); whether it is a
+command at all is the table's rule (`action_registry.screen`), asked before anything is
+stored, so that such a request is answered `bad_request` and journals nothing.
 
 The server authorized the peer first (peers.authorize); this module never decides who may act.
 """
@@ -17,7 +22,7 @@ from shoe_controller.service.peers import Peer, os_user_note
 from shoe_controller.store.controller import Controller
 from shoe_controller.store.errors import JournalOutcomeUnknown
 from shoe_controller.store.journal import JournalError, RecordInvalid, StoredEvent
-from shoe_controller.table.action_specs import ACTIONS
+from shoe_controller.table.action_specs import screen
 from shoe_controller.vocab.events import EventType
 from shoe_controller.vocab.inputs import SupervisorCommand
 
@@ -44,19 +49,14 @@ class SupervisorActions:
         (wrong state) is journaled as its `procedure.alert` and returned with accepted false.
         """
         action = request.get("action")
-        if not isinstance(action, str) or action not in ACTIONS:
-            raise ControlError(
-                "bad_request", f"unknown action {action!r}; actions: {', '.join(ACTIONS)}"
-            )
+        if not isinstance(action, str):
+            raise ControlError("bad_request", "action is required: its name (shoectl --help)")
         by = text_field(request, "by", "the supervisor's id (--by)")
         reason = text_field(request, "reason", "why (--reason)")
         args = request.get("args", {})
         if not isinstance(args, Mapping):
             raise ControlError("bad_request", "args must be an object")
         key = _command_key(request)
-        first = self._controller.journal.reads.command_outcome(key) if key else None
-        if first is not None:  # sent again (after an unknown outcome): its first answer
-            return {**_acted(action, by, peer, first), "repeated": True}
         command = SupervisorCommand(
             at=self._clock(),
             action=action,
@@ -66,6 +66,12 @@ class SupervisorActions:
             os_user=os_user_note(peer),
             key=key,
         )
+        refusal = screen(command, clocked=self._controller.table.config.clocked)
+        if refusal:
+            raise ControlError("bad_request", refusal)
+        first = self._controller.journal.reads.command_outcome(key) if key else None
+        if first is not None:  # sent again (after an unknown outcome): its first answer
+            return {**_acted(action, by, peer, first), "repeated": True}
         try:
             stored = self._submit(command)
         except JournalOutcomeUnknown as error:

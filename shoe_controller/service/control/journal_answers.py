@@ -16,7 +16,7 @@ from typing import Any
 from shoe_controller.game.board import Board
 from shoe_controller.game.roads import RoadError
 from shoe_controller.service.config import Config
-from shoe_controller.service.control.outbox import outbox_of, sink_json
+from shoe_controller.service.control.backlogs import backlogs_of, sink_json
 from shoe_controller.service.control.requests import (
     EVENTS_LIMIT_MAX,
     ControlError,
@@ -158,7 +158,7 @@ class JournalAnswers:
         return {"events": [event.to_wire() for event in events]}
 
     def _outbox(self, request: Mapping[str, Any], live: Live) -> dict[str, Any]:
-        return outbox_of(self._journal, live.sinks, live.now, waiting=OUTBOX_WAITING)
+        return backlogs_of(self._journal, live.sinks, live.now, waiting=OUTBOX_WAITING)
 
     def _round_asked(
         self, request: Mapping[str, Any], live: Live, missing: str

@@ -25,8 +25,9 @@ class ControlError(Exception):
 
 
 def text_field(request: Mapping[str, Any], name: str, meaning: str) -> str:
+    """The request's text `name`, stripped; whether it says enough is for its reader."""
     value = request.get(name)
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str):
         raise ControlError("bad_request", f"{name} is required: {meaning}")
     return value.strip()
 

@@ -1,5 +1,5 @@
 """The status answer from the daemon's live objects (the controller, the table, each device,
-each sink's outbox, the recent alerts, the health verdict), reused while no event was stored
+each sink's backlog, the recent alerts, the health verdict), reused while no event was stored
 (docs/control.md `status`, `check`, `devices`, `outbox`).
 
 The same status, without the recent alerts, is systemd's STATUS and what the metrics read.
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from shoe_controller.service.config import Config
-from shoe_controller.service.control.outbox import outbox_of, sink_json
+from shoe_controller.service.control.backlogs import backlogs_of, sink_json
 from shoe_controller.service.control.requests import type_matches
 from shoe_controller.service.control.scan import last_matching
 from shoe_controller.service.health import assess
@@ -78,7 +78,7 @@ class LiveStatus:
         asks every few seconds), with the health verdict."""
         view = self._controller.table.view()
         devices = self.devices(view)
-        outbox = self.outbox()
+        outbox = self.backlogs()
         recovery = self._controller.recovery
         journal = self._controller.journal
         status = {
@@ -121,10 +121,10 @@ class LiveStatus:
             merged.append(entry)
         return merged
 
-    def outbox(self, waiting: int = 1) -> dict[str, Any]:
-        """Each sink's place in its outbox (outbox.outbox_of), from the live sinks."""
+    def backlogs(self, waiting: int = 1) -> dict[str, Any]:
+        """Each sink's backlog (backlogs.backlogs_of), from the live sinks."""
         statuses = [sink_json(status) for status in self._sink_statuses()]
-        return outbox_of(self._controller.journal, statuses, self._clock(), waiting)
+        return backlogs_of(self._controller.journal, statuses, self._clock(), waiting)
 
     def _recent_alerts(self) -> list[dict[str, Any]]:
         if self._alerts is None:  # read once; on_stored keeps it since

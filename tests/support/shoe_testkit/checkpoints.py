@@ -3,7 +3,7 @@
 `CheckpointedTable` deals shoes through the real parts, in-process: `Controller`, a journal
 with the table server's sink, and the daemon's own `service.checkpoints.Checkpoints` taking
 the start-up, shoe-end and periodic checkpoints (a fake timer: 5 s an input). Its
-`copies()` are the checkpoint events as the sink sends them (`OutboxEvent.to_wire()`): the CP
+`copies()` are the checkpoint events as the sink sends them (`BacklogEvent.to_wire()`): the CP
 file. `rewrite_card` is the insider of docs/journal.md "Checkpoints": root on the table PC,
 with the key, who changes one card in the journal file and recomputes every link after it and
 the head, and signs the journal's own checkpoints after it again, so that the file chains and

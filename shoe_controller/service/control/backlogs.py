@@ -1,5 +1,5 @@
-"""Each sink's place in its outbox, from the sinks' live statuses and the journal (docs/control.md
-`outbox`, docs/delivery.md): what waits, since when, and why.
+"""Each sink's backlog, from the sinks' live statuses and the journal (docs/control.md `outbox`,
+docs/delivery.md): what waits, since when, and why.
 
 The sinks' statuses are the daemon's memory and are taken on its loop; the rest is read from
 the journal, by whichever connection answers: the daemon's own for `status` (at most four
@@ -20,10 +20,10 @@ def sink_json(status: Any) -> dict[str, Any]:
     return dict(status.to_json() if hasattr(status, "to_json") else status)
 
 
-def outbox_of(
+def backlogs_of(
     journal: Journal, statuses: Iterable[Mapping[str, Any]], now: float, waiting: int = 1
 ) -> dict[str, Any]:
-    """Each sink's place in its outbox (`statuses`: their sink_json, in the configuration's
+    """Each sink's backlog (`statuses`: their sink_json, in the configuration's
     order), and the slowest one's backlog and age, which the health model and the status line
     judge; with `waiting` > 1 the first events each sink waits for too (the `outbox` answer).
     `now` is unix seconds, for the ages."""
