@@ -171,6 +171,7 @@ class TableStation:
         """A consistent copy of the live journal (SQLite's online backup, beside the daemon),
         written to the share and read on the host."""
         # written in the guest's /tmp first: SQLite's locks do not hold on a 9p file
+        self.pc.mount_share(SHARE)  # again after a power cut: the mount went with the boot
         self.pc.sh(
             f'rm -f /tmp/{name}; sqlite3 -readonly {JOURNAL} ".backup /tmp/{name}";'
             f" cp /tmp/{name} {SHARE}/{name}.part; mv {SHARE}/{name}.part {SHARE}/{name}"
