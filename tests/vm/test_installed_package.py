@@ -73,9 +73,6 @@ def test_sysusers_tmpfiles_and_the_unit_are_applied(station: TableStation) -> No
     assert "/etc/shoe-controller/shoe-controller.toml" in conffiles.stdout
 
 
-@pytest.mark.skip(
-    reason="failed once of three runs on the table PC under TCG (docs/table-pc.md, Status)"
-)
 def test_the_installed_demo_deals_a_shoe(station: TableStation) -> None:
     done = station.pc.sh(
         "cd /tmp && shoe-controller demo --fast --dir /tmp/demo >/tmp/demo.out 2>&1"

@@ -182,25 +182,31 @@ def test_a_hung_daemon_is_killed_by_the_watchdog_and_the_shoe_goes_on(
 # ---------------------------------------------------------------------- 4. power cuts
 
 
-@pytest.mark.skip(reason=NOT_YET)
 def test_power_cuts_at_random_moments_lose_nothing(station: TableStation) -> None:
+    """qemu killed at random moments: while a card is being stored (before its ACK or just
+    after), while a WAL checkpoint runs, between cards. What the shoe knew at the cut (the
+    cards it dealt, and which were ACKed) is read from the simulator after the cut: that is
+    what the table PC promised to keep."""
     rng = random.Random(int(os.environ.get("SHOE_TABLEPC_SEED", "37")))
+    moments = ("in a commit", "in a WAL checkpoint", "between cards")
     figures: list[dict[str, Any]] = []
     for cut in range(1, POWER_CUTS + 1):
         station.deal(rng.randint(1, 6))
-        moment = ("in a commit", "in a WAL checkpoint", "between cards")[cut % 3]
+        moment = moments[cut % len(moments)]
         if moment == "in a commit":
-            station.host.deal_one()  # stored, and ACKed, while qemu dies
-            time.sleep(rng.uniform(0.0, 0.4))
+            station.host.deal_one()  # its commit and ACK race the cut
+            time.sleep(rng.uniform(0.0, 0.15))
         elif moment == "in a WAL checkpoint":
+            # started, not awaited (guest-exec returns at once): the cut lands inside it or
+            # just after; a card's commit beside it
             station.pc.agent.execute(
                 "guest-exec",
-                {"path": "sqlite3", "arg": [JOURNAL, "PRAGMA wal_checkpoint(TRUNCATE);"]},
+                {"path": "/usr/bin/sqlite3", "arg": [JOURNAL, "PRAGMA wal_checkpoint(TRUNCATE);"]},
             )
             station.host.deal_one()
-            time.sleep(rng.uniform(0.0, 0.3))
-        promised = station.host.promise()
+            time.sleep(rng.uniform(0.0, 0.15))
         station.pc.power_cut()
+        promised = station.host.promise()  # the shoe's view at the cut
         boot_s = station.pc.boot()
         state = station.wait_active()  # by itself: nobody started it
         verified = station.verify()
@@ -212,11 +218,13 @@ def test_power_cuts_at_random_moments_lose_nothing(station: TableStation) -> Non
                 "cut": cut,
                 "moment": moment,
                 "acked_before_cut": promised.acked,
-                "in_flight": len(promised.dealt) - promised.acked,
+                "unacked_at_cut": len(promised.dealt) - promised.acked,
                 **counts,
                 "agent_after_s": round(boot_s, 1),
                 "ready_after_s": round(state.ready_after_s, 1),
-                "verified": verified.strip().splitlines()[0],
+                "verified": next(
+                    line.strip() for line in verified.splitlines() if "VERIFIED" in line
+                ),
             }
         )
     if REPORT:
@@ -228,7 +236,6 @@ def test_power_cuts_at_random_moments_lose_nothing(station: TableStation) -> Non
 # ---------------------------------------------------------------------- 6. a second daemon
 
 
-@pytest.mark.skip(reason=NOT_YET)
 def test_a_second_daemon_on_the_same_journal_is_refused(station: TableStation) -> None:
     running = station.wait_active()
     second = station.pc.run(
@@ -256,7 +263,6 @@ def test_a_second_daemon_on_the_same_journal_is_refused(station: TableStation) -
 # ---------------------------------------------------------------------- 7. a full disk
 
 
-@pytest.mark.skip(reason=NOT_YET)
 def test_a_full_disk_holds_the_table_and_it_deals_on_once_space_returns(
     station: TableStation,
 ) -> None:
@@ -284,25 +290,26 @@ def test_a_full_disk_holds_the_table_and_it_deals_on_once_space_returns(
 # ---------------------------------------------------------------------- 8. the companion
 
 
-@pytest.mark.skip(reason=NOT_YET)
 def test_the_surveillance_companion_runs_in_its_sandbox_and_answers(station: TableStation) -> None:
     station.pc.run(["systemctl", "enable", "--now", "shoe-surveillance.service"]).check()
     station.wait_active("shoe-surveillance.service")
     station.deal(12)
     deadline = time.monotonic() + 180
     while True:
-        edge = station.shoectl("edge", user="viewer")
+        edge = station.shoectl("edge", user="watcher")
         if edge.exit_code == 0 and "banker" in edge.stdout.lower():
             break
         assert time.monotonic() < deadline, edge.text
         time.sleep(3.0)
     assert station.service("shoe-surveillance.service").restarts == 0
+    refused = station.shoectl("edge", user="viewer")  # a viewer outside surveillance
+    assert refused.exit_code != 0
+    assert "surveillance group" in refused.text, refused.text
 
 
 # ---------------------------------------------------------------------- 5. an upgrade
 
 
-@pytest.mark.skip(reason=NOT_YET)
 def test_an_upgrade_while_dealing_restarts_once_and_keeps_the_edited_configuration(
     station: TableStation, debs: Debs
 ) -> None:
@@ -330,7 +337,6 @@ def test_an_upgrade_while_dealing_restarts_once_and_keeps_the_edited_configurati
 # ---------------------------------------------------------------------- last: the purge
 
 
-@pytest.mark.skip(reason=NOT_YET)
 def test_purge_stops_the_service_and_leaves_only_what_policy_keeps(station: TableStation) -> None:
     """Everything of the package goes, the configuration and the key too; the journal (data
     in the state directory) stays, and purge says so; the user and groups stay."""

@@ -28,7 +28,12 @@ SERIAL_RULE = (
     'SUBSYSTEM=="tty", KERNEL=="ttyS1", SYMLINK+="shoe-scanner",'
     ' GROUP="shoe-controller", MODE="0660"\n'
 )
-USERS = {"viewer": "shoe-viewers", "boss": "shoe-viewers,shoe-supervisors", "outsider": ""}
+USERS = {
+    "viewer": "shoe-viewers",
+    "boss": "shoe-viewers,shoe-supervisors",
+    "watcher": "shoe-viewers,shoe-surveillance",  # the surveillance room's login
+    "outsider": "",
+}
 
 
 @dataclass(frozen=True)
