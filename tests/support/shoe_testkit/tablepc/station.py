@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,3 +195,17 @@ class TableStation:
     def verify(self) -> str:
         """`shoe-controller verify --journal`, in the guest, beside the running daemon."""
         return self.pc.run(["shoe-controller", "verify", "--journal", JOURNAL]).text
+
+    def verify_copy(self) -> str:
+        """The same check of the same bytes, on the host: a consistent copy of the live journal
+        verified by the project's own `verify --journal` (a Python start in the guest costs
+        ten seconds under an emulated CPU, and a power-cut run does it at every boot)."""
+        copy = self.journal_copy("journal-verify.db")
+        done = subprocess.run(
+            [sys.executable, "-m", "shoe_controller.cli", "verify", "--journal", str(copy)],
+            check=False,  # its words are the answer, whatever its exit
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        return done.stdout + done.stderr
