@@ -97,6 +97,10 @@ def test_the_service_comes_up_as_its_own_user_behind_its_sandbox(station: TableS
     # the shoe's onboard COM port, by the name the udev rule gives it, opened in the sandbox
     station.deal(3)
     assert len(journal_cards(station)) == 3
+    # the start-up's checkpoint, signed with the key postinst made, read behind the sandbox
+    signed = station.sql("SELECT count(*) FROM events WHERE type = 'journal.checkpoint'")
+    assert int(signed) >= 1
+    assert "VERIFIED" in station.verify_copy()
 
 
 def test_warnings_reach_journald_with_their_priority(station: TableStation) -> None:
