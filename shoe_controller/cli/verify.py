@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from shoe_controller.cli.json_lines import numbered_json
 from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.cli.verify_checkpoints import (
     Copies,
@@ -82,14 +83,7 @@ def read_export(lines: Iterable[str], name: str) -> ExportFile:
     inputs: list[dict[str, Any]] = []
     events: dict[int, list[dict[str, Any]]] = {}
     records: list[ChainRecord] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{name} line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise FileError(f"{where}: not JSON: {error.msg}") from None
+    for where, record in numbered_json(lines, name, FileError):
         kind = record.get("record") if isinstance(record, dict) else None
         if trailer is not None:
             raise FileError(f"{where}: a record after the end record")

@@ -13,7 +13,6 @@ with or without CP. docs/journal.md "Checkpoints" is the threat model.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import click
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from shoe_controller.cli.json_lines import numbered_json
 from shoe_controller.cli.shoectl.times import Times
 from shoe_controller.store.chain import InputEnd
 from shoe_controller.store.checkpoint import (
@@ -66,14 +66,7 @@ def read_copies(lines: Iterable[str], name: str) -> Copies:
     """The checkpoints of a CP file; CheckpointFileError naming the line of one that is not."""
     held: list[Held] = []
     passed_over = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{name} line {number}"
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise CheckpointFileError(f"{where}: not JSON: {error.msg}") from None
+    for where, event in numbered_json(lines, name, CheckpointFileError):
         if not isinstance(event, dict) or "type" not in event:
             raise CheckpointFileError(f"{where}: not an event (no type)")
         if event["type"] != CHECKPOINT:
