@@ -11,6 +11,7 @@ others instead of all moving to the next one in the list.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import collections
 import dataclasses
@@ -176,7 +177,7 @@ class Nodes:
         }
 
 
-class NodeLink:
+class NodeLink(abc.ABC):
     """What a sink's link to one node at a time does the same whatever its client: a node
     that failed is left and its connection closed in the background (a dead or blocked node
     may never answer a close), so the next attempt goes to the next node at once."""
@@ -187,9 +188,9 @@ class NodeLink:
         self._timeout_s = timeout_s
         self._closing: set[asyncio.Task[None]] = set()
 
+    @abc.abstractmethod
     def _leave(self) -> None:
         """Forget the connection in use, closing it with `_close_later` (the client's own)."""
-        raise NotImplementedError
 
     def failed(self, reason: str) -> None:
         """The node in use failed (`reason`): leave it; the next attempt tries the next."""
