@@ -29,6 +29,23 @@ from shoe_controller.store.journal import StoredEvent
 from shoe_controller.vocab.events import EventType
 
 
+def receiver_arguments(db: Path, key_file: Path, port: int) -> list[str]:
+    """The reference table server's command line after `python`, for this table's id: its
+    store, the table's key, 127.0.0.1:`port` (0: any free one, printed on its first line)."""
+    return [
+        "-m",
+        "shoe_controller.kit.receiver",
+        "--db",
+        str(db),
+        "--key-file",
+        str(key_file),
+        "--table-id",
+        TABLE_ID,
+        "--port",
+        str(port),
+    ]
+
+
 class TableRig:
     """Start, stop, kill and restart a table's processes; deal cards; read what was stored."""
 
@@ -108,18 +125,7 @@ class TableRig:
         """The reference table server on 127.0.0.1 (`port`: the last one, else any free one)."""
         if port is None:
             port = self.receiver_port or 0
-        args = [
-            "-m",
-            "shoe_controller.kit.receiver",
-            "--db",
-            str(self.receiver_db),
-            "--key-file",
-            str(self.key_file),
-            "--table-id",
-            TABLE_ID,
-            "--port",
-            str(port),
-        ]
+        args = receiver_arguments(self.receiver_db, self.key_file, port)
         if self.options.receiver_control:
             args.append("--control")
         self.receiver = self._processes.spawn("receiver", args)

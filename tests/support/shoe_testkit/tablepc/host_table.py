@@ -21,6 +21,7 @@ from typing import Any
 from drivers.sim.process import SimProcess
 from shoe_controller.kit.receiver.store import ReceiverStore
 from shoe_controller.kit.rig.config import TABLE_ID, toml_text
+from shoe_controller.kit.rig.table_rig import receiver_arguments
 from shoe_controller.vocab.cards import from_protocol
 from shoe_testkit.tablepc.machine import SERVER_IN_GUEST
 
@@ -74,19 +75,7 @@ class HostTable:
         self.key_file.write_text(self.key + "\n")
         self.key_file.chmod(0o600)
         self.receiver = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "shoe_controller.kit.receiver",
-                "--db",
-                str(self.receiver_db),
-                "--key-file",
-                str(self.key_file),
-                "--table-id",
-                TABLE_ID,
-                "--port",
-                "0",
-            ],
+            [sys.executable, *receiver_arguments(self.receiver_db, self.key_file, 0)],
             stdout=subprocess.PIPE,
             stderr=(self.directory / "receiver.log").open("a"),
             stdin=subprocess.DEVNULL,
