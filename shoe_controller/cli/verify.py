@@ -328,33 +328,34 @@ def _load_config(path: Path | None) -> TableConfig | None:
         raise click.ClickException(str(error)) from None
 
 
+EXISTING_FILE = click.Path(dir_okay=False, exists=True, path_type=Path)
+
+
 @click.command("verify")
-@click.argument(
-    "file", required=False, type=click.Path(dir_okay=False, exists=True, path_type=Path)
-)
+@click.argument("file", required=False, type=EXISTING_FILE)
 @click.option(
     "--journal",
     "journal_path",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=EXISTING_FILE,
     help="Check this journal's whole chain instead (read-only; the daemon may run).",
 )
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=EXISTING_FILE,
     help="Replay with this configuration's table settings instead of the file's.",
 )
 @click.option(
     "--checkpoints",
     "checkpoints_path",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=EXISTING_FILE,
     help="Hold the chain to these signed checkpoints (JSON lines, as a sink received them).",
 )
 @click.option(
     "--public-key",
     "public_keys",
     multiple=True,
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=EXISTING_FILE,
     help="The table's public key (`shoe-controller key --public`); again for an older key.",
 )
 @click.option("--utc", is_flag=True, help="Times in UTC instead of this machine's zone (TZ).")
