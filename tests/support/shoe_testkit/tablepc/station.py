@@ -14,7 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,17 @@ UNIT = "shoe-controller.service"
 STATE_DIR = "/var/lib/shoe-controller"
 JOURNAL = f"{STATE_DIR}/journal.db"
 SHARE = "/mnt/share"
-# The onboard COM port the shoe is wired to, named as the package's rule names USB ones.
+# The technician's rule naming the shoe's port /dev/shoe-scanner, as the package's rule names
+# the shoe's own USB adapters: the onboard COM port, or a USB serial adapter (qemu's
+# usb-serial is an FTDI FT232, 0403:6001) named by vendor and product.
+SHOE_RULES = "/etc/udev/rules.d/98-shoe-serial.rules"
 SERIAL_RULE = (
     'SUBSYSTEM=="tty", KERNEL=="ttyS1", SYMLINK+="shoe-scanner",'
     ' GROUP="shoe-controller", MODE="0660"\n'
+)
+USB_SERIAL_RULE = (
+    'SUBSYSTEM=="tty", ATTRS{idVendor}=="0403", ATTRS{idProduct}=="6001",'
+    ' SYMLINK+="shoe-scanner", GROUP="shoe-controller", MODE="0660"\n'
 )
 USERS = {
     "viewer": "shoe-viewers",
@@ -77,11 +84,10 @@ class TableStation:
             f" echo '{device} {STATE_DIR} ext4 defaults 0 2' >> /etc/fstab; mount {STATE_DIR}"
         ).check()
 
-    def configure(self, config: str | None = None) -> None:
-        """The udev rule for ttyS1, the configuration, the key, the pit's logins."""
-        self.pc.run(
-            ["/bin/sh", "-ec", "cat > /etc/udev/rules.d/98-shoe-serial.rules"], stdin=SERIAL_RULE
-        ).check()
+    def configure(self, config: str | None = None, *, shoe_rule: str = SERIAL_RULE) -> None:
+        """The udev rule for the shoe's port (ttyS1 unless told), the configuration, the key,
+        the pit's logins."""
+        self.write_shoe_rule(shoe_rule)
         self.pc.sh(
             "udevadm control --reload && udevadm trigger --action=add --subsystem-match=tty"
             " && udevadm settle"
@@ -98,6 +104,25 @@ class TableStation:
         for user, groups in USERS.items():
             extra = f" -G {groups}" if groups else ""
             self.pc.sh(f"id {user} >/dev/null 2>&1 || useradd -m{extra} {user}").check()
+
+    def write_shoe_rule(self, rule: str) -> None:
+        self.pc.run(["/bin/sh", "-ec", f"cat > {SHOE_RULES}"], stdin=rule).check()
+
+    def move_shoe(self, *, usb: bool) -> ServiceState:
+        """What a technician does to move the shoe's cable: the rule for its new port written,
+        the table PC powered off, the cable moved (to a USB serial adapter, or back to the
+        onboard COM port), powered on. Returns the service once it is up again by itself."""
+        self.host.wait_acked()
+        self.write_shoe_rule(USB_SERIAL_RULE if usb else SERIAL_RULE)
+        self.pc.shutdown()
+        port = self.host.shoe_tty
+        self.pc.wiring = replace(
+            self.pc.wiring,
+            serial_port=None if usb else port,
+            usb_serial_port=port if usb else None,
+        )
+        self.pc.boot()
+        return self.wait_active()
 
     def write_config(self, text: str) -> None:
         self.pc.run(
