@@ -2,8 +2,8 @@
 
 The question: does the device's ACK (the card is on disk) wait for
 anything but the commit? Measured in one run, real processes, the same pty frames:
-  baseline  a minimal host written here: reads the frame, commits one row to SQLite (WAL,
-            synchronous=FULL: the journal's own fsync), writes the ACK; nothing else;
+  baseline  the minimal host (bench_daemon.MINIMAL_HOST): reads the frame, commits one row to
+            SQLite (WAL, synchronous=FULL: the journal's own fsync), writes the ACK; nothing else;
   card + session  the same, also storing what the ACK is numbered in (the link session as
             the journal's links row, an input counter): the least a card's ACK stands for;
   alone     `shoe-controller run` with a table server answering at once;
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -41,50 +40,26 @@ import textwrap
 import urllib.request
 from pathlib import Path
 
-from bench_daemon import BenchShoe, Notify, deal_phase, describe, timed_start
+from bench_daemon import (
+    BenchShoe,
+    Notify,
+    deal_phase,
+    deal_shoe,
+    describe,
+    minimal_host,
+    timed_start,
+)
 from bench_scoreboard import Clients, free_port
 from bench_viewers import QUERIES, Viewers, heaviest, prefill, reads_beside
 
 from shoe_controller.kit.rig import RigOptions, TableRig
 from shoe_controller.vocab.events import EventType
 
-REPO = Path(__file__).resolve().parents[1]
 SLOW_SERVER_S = 0.2
 PREFILL_SHOES = 3  # past shoes in each daemon's journal (about 600 events each)
 VIEWERS = 8  # [control] max_connections_per_user: what one viewer may hold
 MAX_ACK_S = 0.010  # No ACK over this while the viewers ask
 
-MINIMAL_HOST = textwrap.dedent(
-    """
-    import json, os, sqlite3, sys, tty
-    from drivers.wire.link import HostLink
-    fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
-    tty.setraw(fd)
-    db = sqlite3.connect(sys.argv[2], isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=FULL")
-    db.execute("CREATE TABLE IF NOT EXISTS inputs (n INTEGER PRIMARY KEY, body TEXT)")
-    db.execute("CREATE TABLE IF NOT EXISTS links (device TEXT PRIMARY KEY, state TEXT)")
-    db.execute("CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY, last INTEGER)")
-    db.execute("INSERT OR IGNORE INTO counter VALUES (1, 0)")
-    with_session = sys.argv[3] == "session"
-    link = HostLink()
-    print("ready", flush=True)
-    while True:
-        for delivery in link.receive_data(os.read(fd, 4096)):
-            db.execute("BEGIN IMMEDIATE")
-            db.execute("INSERT INTO inputs (body) VALUES (?)", (repr(delivery.message),))
-            if with_session:  # what the card's ACK stands for: the card, the ACK's session
-                session = json.dumps(delivery.handle.session_after.to_dict())
-                db.execute("INSERT OR REPLACE INTO links VALUES ('scanner', ?)", (session,))
-                db.execute("UPDATE counter SET last = last + 1")
-            db.execute("COMMIT")
-            link.ack(delivery.handle)
-            out = link.bytes_to_send()
-            if out:
-                os.write(fd, out)
-    """
-)
 # The minimal hosts: the issue's (the card's row alone) and one that also stores what the
 # ACK is numbered in (the link session, as the journal's links row, and an input counter).
 MINIMAL_KINDS = {"baseline": "row", "card + session": "session"}
@@ -122,26 +97,12 @@ LOAD = textwrap.dedent(
 def run_baseline(
     directory: Path, paced: int, fast: int, name: str = "baseline"
 ) -> dict[str, tuple[float, float]]:
-    tag = MINIMAL_KINDS[name]
-    shoe = BenchShoe(directory / f"{tag}-shoe")
-    host = subprocess.Popen(
-        [sys.executable, "-c", MINIMAL_HOST, str(directory / f"{tag}-shoe"),
-         str(directory / f"{tag}.db"), tag],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
-    try:
-        assert host.stdout is not None
-        host.stdout.readline()
-        shoe.hello()
-        shoe.load()
-        return {
-            "2/s": describe(f"{name} at 2 cards/s", deal_phase(shoe, 2.0, paced)[0]),
-            "100/s": describe(f"{name} at 100 cards/s", deal_phase(shoe, 100.0, fast)[0]),
-        }
-    finally:
-        host.kill()
-        host.wait()
-        shoe.close()
+    with minimal_host(directory, MINIMAL_KINDS[name]) as (shoe, _pid):
+        (paced_acks, _), (fast_acks, _) = deal_shoe(shoe, [(2.0, paced), (100.0, fast)])
+    return {
+        "2/s": describe(f"{name} at 2 cards/s", paced_acks),
+        "100/s": describe(f"{name} at 100 cards/s", fast_acks),
+    }
 
 
 def run_daemon(

@@ -125,7 +125,7 @@ def daemon_stages(directory: Path, messages: list[Message], pace_s: float) -> Ti
 
 
 def minimal_stages(directory: Path, messages: list[Message], pace_s: float) -> Times:
-    """bench_ack.py's minimal host, step by step: decode, one row committed, ACK."""
+    """The minimal host (bench_daemon.MINIMAL_HOST) step by step: decode, a row committed, ACK."""
     db = sqlite3.connect(directory / f"minimal-{pace_s}.db", isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")

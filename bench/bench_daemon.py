@@ -5,12 +5,14 @@ Measures, in one run on this machine, with real processes:
      (a) the device's ACK (the card is durable in the journal: ACK after storage), and
      (b) the table server storing the card's first event (its `received_at`),
      p50/p99, at dealing pace (2 cards/s) and at 100 cards/s;
-  2. the daemon's RSS and CPU while idle (heartbeats only) and while dealing;
+  2. the daemon's RSS and CPU while idle (heartbeats only) and while dealing, and its CPU per
+     card over the whole shoe (SHOE loaded to the last card's events at the table server);
   3. recovery: time from starting the daemon to READY (sd_notify) and to its
      controller.started in the journal, with a full shoe (~400 cards) in the journal.
 Each is printed beside a baseline measured in the same run: a bare pty echo by another
 process, a bare SQLite commit (WAL, synchronous=FULL), a bare HTTP round trip to the same
-receiver, and a start with an empty journal.
+receiver, the minimal host (MINIMAL_HOST: read the frame, commit its row, ACK) dealt the same
+shoe for the CPU per card, and a start with an empty journal.
 
 The shoe is our own small SLP device (drivers.wire.link.DeviceLink on a pty), so that the moment
 the frame's last byte is written and the moment its ACK arrives are both seen here.
@@ -35,7 +37,8 @@ import tempfile
 import textwrap
 import time
 import tty
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from latency import http_round_trips, percentile
@@ -58,8 +61,12 @@ from drivers.wire.messages import (
 )
 from shoe_controller.kit.rig import TABLE_ID, RigOptions, TableRig
 
+REPO = Path(__file__).resolve().parents[1]
 DEALING_PACE = 2.0  # cards a second, a brisk dealer
 FAST_RATE = 100.0  # cards a second
+# A shoe as dealt: an eight-deck shoe's 416 cards less those behind the cut card (at least
+# 12, R2.1). The bench's shoe deals no cut card; it stops there.
+SHOE_CARDS = 400
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -272,6 +279,73 @@ def pty_echo(samples: int) -> list[float]:
         os.close(slave)
 
 
+MINIMAL_HOST = textwrap.dedent(
+    """
+    import json, os, sqlite3, sys, tty
+    from drivers.wire.link import HostLink
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
+    tty.setraw(fd)
+    db = sqlite3.connect(sys.argv[2], isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE IF NOT EXISTS inputs (n INTEGER PRIMARY KEY, body TEXT)")
+    db.execute("CREATE TABLE IF NOT EXISTS links (device TEXT PRIMARY KEY, state TEXT)")
+    db.execute("CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY, last INTEGER)")
+    db.execute("INSERT OR IGNORE INTO counter VALUES (1, 0)")
+    with_session = sys.argv[3] == "session"
+    link = HostLink()
+    print("ready", flush=True)
+    while True:
+        for delivery in link.receive_data(os.read(fd, 4096)):
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO inputs (body) VALUES (?)", (repr(delivery.message),))
+            if with_session:  # what the card's ACK stands for: the card, the ACK's session
+                session = json.dumps(delivery.handle.session_after.to_dict())
+                db.execute("INSERT OR REPLACE INTO links VALUES ('scanner', ?)", (session,))
+                db.execute("UPDATE counter SET last = last + 1")
+            db.execute("COMMIT")
+            link.ack(delivery.handle)
+            out = link.bytes_to_send()
+            if out:
+                os.write(fd, out)
+    """
+)
+
+
+@contextmanager
+def minimal_host(directory: Path, kind: str) -> Iterator[tuple[BenchShoe, int]]:
+    """MINIMAL_HOST on a bench shoe of its own, the shoe's HELLO sent; yields the shoe and the
+    host's pid. `kind` "row" stores the card's row alone, "session" also what the ACK is
+    numbered in (the link session, as the journal's links row, and an input counter)."""
+    shoe = BenchShoe(directory / f"{kind}-shoe")
+    host = subprocess.Popen(
+        [sys.executable, "-c", MINIMAL_HOST, str(directory / f"{kind}-shoe"),
+         str(directory / f"{kind}.db"), kind],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    try:
+        assert host.stdout is not None
+        host.stdout.readline()
+        shoe.hello()
+        yield shoe, host.pid
+    finally:
+        host.kill()
+        host.wait()
+        if host.stdout is not None:
+            host.stdout.close()
+        shoe.close()
+
+
+def minimal_host_shoe_cpu(directory: Path, paces: list[tuple[float, int]]) -> float:
+    """CPU seconds the minimal host spends on the bench's shoe dealt at `paces` (deal_shoe),
+    from SHOE loaded to the last card's ACK."""
+    with minimal_host(directory, "row") as (shoe, pid):
+        usage = Usage(pid)
+        before = usage.cpu()
+        deal_shoe(shoe, paces)
+        return usage.cpu() - before
+
+
 # ---------------------------------------------------------------------- the daemon
 
 
@@ -376,6 +450,32 @@ def deal_phase(
     return latencies, walls
 
 
+def deal_shoe(
+    shoe: BenchShoe,
+    paces: list[tuple[float, int]],
+    after_pace: Callable[[float, int], None] | None = None,
+) -> list[tuple[list[float], dict[int, float]]]:
+    """SHOE loaded, then (rate, count) for each of `paces` in turn (deal_phase's results);
+    `after_pace(rate, count)` after each. Both sides of the CPU per card are dealt by it."""
+    shoe.load()
+    phases = []
+    for rate, count in paces:
+        phases.append(deal_phase(shoe, rate, count))
+        if after_pace is not None:
+            after_pace(rate, count)
+    return phases
+
+
+def cpu_per_card(daemon_s: float, minimal_s: float, cards: int) -> float:
+    """Print the daemon's CPU per card beside the minimal host's and their ratio; the ratio
+    (infinite if the minimal host's CPU was under a clock tick)."""
+    ratio = daemon_s / minimal_s if minimal_s > 0 else float("inf")
+    print(f"  {f'CPU per card, the shoe ({cards} cards)':<52} "
+          f"{daemon_s / cards * 1e3:7.3f} ms   ({daemon_s * 1e3:.0f} ms in all)")  # fmt: skip
+    print(f"    ratio to {'the minimal host, the same shoe':<44} {ratio:7.2f}x")
+    return ratio
+
+
 def delivered_latencies(rig: TableRig, walls: dict[int, float]) -> list[float]:
     """Card written on the pty to the table server storing the card's first event."""
     journal = rig.records.journal()
@@ -400,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the files (logs, journal)")
     args = parser.parse_args(argv)
     paced = 12 if args.quick else 40
-    fast = 400 - paced  # together about a full shoe, for the recovery measurement
+    fast = SHOE_CARDS - paced  # together a shoe: the CPU per card, and the recovery's journal
     idle_s = 3.0 if args.quick else 6.0
     starts = 2 if args.quick else 4
 
@@ -422,6 +522,11 @@ def run(directory: Path, *, paced: int, fast: int, idle_s: float, starts: int) -
         "bare SQLite commit (WAL, synchronous=FULL)", bare_commits(directory / "b.db", 300)
     )
     echo = describe("bare pty echo (frame out, 1 byte back, 2 processes)", pty_echo(300))
+    paces = [(DEALING_PACE, paced), (FAST_RATE, fast)]
+    minimal_cpu = minimal_host_shoe_cpu(directory, paces)
+    print(f"  {'minimal host (read, commit, ACK), CPU per card':<52} "
+          f"{minimal_cpu / (paced + fast) * 1e3:7.3f} ms   ({minimal_cpu * 1e3:.0f} ms in all,"
+          f" the shoe below)")  # fmt: skip
     rig = TableRig(directory, RigOptions())
     rig.directory.mkdir(exist_ok=True)
     rig.key_file.write_text("bench secret\n")
@@ -457,12 +562,14 @@ def run(directory: Path, *, paced: int, fast: int, idle_s: float, starts: int) -
         print("\ndaemon resources")
         shoe.pump_for(idle_s)
         usage.report(f"idle, shoe connected ({idle_s:g} s)")
-        shoe.load()
-        paced_acks, walls = deal_phase(shoe, DEALING_PACE, paced)
-        usage.report(f"dealing {DEALING_PACE:g} cards/s ({paced} cards)")
-        fast_acks, fast_walls = deal_phase(shoe, FAST_RATE, fast)
-        usage.report(f"dealing {FAST_RATE:g} cards/s ({fast} cards)")
-        rig.wait_delivered()
+        shoe_cpu = usage.cpu()
+        (paced_acks, walls), (fast_acks, fast_walls) = deal_shoe(
+            shoe,
+            paces,
+            lambda rate, count: usage.report(f"dealing {rate:g} cards/s ({count} cards)"),
+        )
+        rig.wait_delivered()  # the shoe's work done: its events at the table server too
+        cpu_per_card(usage.cpu() - shoe_cpu, minimal_cpu, paced + fast)
         paced_delivered = delivered_latencies(rig, walls)
         fast_delivered = delivered_latencies(rig, fast_walls)
 
