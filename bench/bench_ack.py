@@ -60,7 +60,7 @@ PREFILL_SHOES = 3  # past shoes in each daemon's journal (about 600 events each)
 VIEWERS = 8  # [control] max_connections_per_user: what one viewer may hold
 MAX_ACK_S = 0.010  # No ACK over this while the viewers ask
 
-# The minimal hosts: the (the card's row alone) and one that also stores what the
+# The minimal hosts: the least (the card's row alone) and one that also stores what the
 # ACK is numbered in (the link session, as the journal's links row, and an input counter).
 MINIMAL_KINDS = {"baseline": "row", "card + session": "session"}
 

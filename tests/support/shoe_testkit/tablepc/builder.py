@@ -10,17 +10,14 @@ installed into, this machine itself.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import shlex
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from shoe_testkit.debian_build import PACKAGE, changelog_version, copy_of_repo
 from shoe_testkit.tablepc import foreign
-from shoe_testkit.tablepc.image import MIRRORS, SUITE, cache_root
+from shoe_testkit.tablepc.cache import cached
+from shoe_testkit.tablepc.image import MIRRORS, SUITE
 
 # debian/control's Build-Depends, and what dpkg-buildpackage and pip need beside them
 BUILD_PACKAGES = (
@@ -35,54 +32,33 @@ BUILD_TIMEOUT_S = 5400  # every program under qemu-user; nothing here is timed
 CERTIFICATES = Path("/etc/ssl/certs/ca-certificates.crt")  # what this host trusts for PyPI
 
 
-def recipe_key(arch: str) -> str:
-    recipe = Path(__file__).read_bytes()
-    return f"builder-{arch}-{hashlib.sha256(recipe).hexdigest()[:16]}"
-
-
 def built_builder(arch: str, *, log: Path) -> Path:
-    """The build root of today's recipe for `arch`, bootstrapped first if the cache has none."""
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    ready = root / recipe_key(arch)
-    with (root / f".builder-{arch}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (ready / "done").exists():
-            work = Path(tempfile.mkdtemp(prefix=f"build-builder-{arch}-", dir=root))
-            try:
-                with log.open("a") as output:
-                    subprocess.run(
-                        foreign.command(
-                            arch,
-                            [
-                                "mmdebstrap",
-                                "--skip=chroot/mount/sys",  # see image.py
-                                "--variant=buildd",
-                                "--mode=root",
-                                "--format=directory",
-                                f"--architectures={arch}",
-                                f"--include={','.join(BUILD_PACKAGES)}",
-                                SUITE,
-                                str(work / "tree"),
-                                *MIRRORS,
-                            ],
-                        ),
-                        check=True,
-                        stdin=subprocess.DEVNULL,
-                        stdout=output,
-                        stderr=subprocess.STDOUT,
-                        timeout=BUILD_TIMEOUT_S,
-                    )
-                (work / "done").write_text(recipe_key(arch) + "\n")
-                shutil.rmtree(ready, ignore_errors=True)
-                work.rename(ready)
-            except BaseException:
-                shutil.rmtree(work, ignore_errors=True)
-                raise
-            for old in root.glob(f"builder-{arch}-*"):
-                if old != ready:
-                    shutil.rmtree(old, ignore_errors=True)
-    return ready / "tree"
+    """The build root of today's recipe (this file) for `arch`, bootstrapped first if the
+    cache has none."""
+
+    def bootstrap(work: Path) -> None:
+        with log.open("a") as output:
+            subprocess.run(
+                foreign.mmdebstrap(
+                    arch,
+                    [
+                        "--variant=buildd",
+                        "--mode=root",
+                        "--format=directory",
+                        f"--include={','.join(BUILD_PACKAGES)}",
+                        SUITE,
+                        str(work / "tree"),
+                        *MIRRORS,
+                    ],
+                ),
+                check=True,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                timeout=BUILD_TIMEOUT_S,
+            )
+
+    return cached(f"builder-{arch}", Path(__file__), bootstrap) / "tree"
 
 
 def build_deb(arch: str, root: Path) -> Path:

@@ -15,6 +15,7 @@ namespace; the host's binfmt_misc is never mounted or written.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 
 
+@functools.cache
 def host_arch() -> str:
     return subprocess.run(
         ["dpkg", "--print-architecture"], capture_output=True, text=True, check=True
@@ -43,6 +45,16 @@ def registration(arch: str) -> Path:
 def command(arch: str, argv: list[str]) -> list[str]:
     """`argv` as run by this module: with `arch`'s programs handed to qemu-user."""
     return [sys.executable, "-m", "shoe_testkit.tablepc.foreign", arch, *argv]
+
+
+def mmdebstrap(arch: str, options: list[str]) -> list[str]:
+    """mmdebstrap building a root of `arch` with `options`: on this host as it is for its own
+    architecture, else run by this module. A user namespace cannot mount a sysfs, and none of
+    the maintainer scripts the table PC's roots run needs one: mmdebstrap skips it there."""
+    own = ["mmdebstrap", f"--architectures={arch}", *options]
+    if arch == host_arch():
+        return own
+    return command(arch, [*own[:2], "--skip=chroot/mount/sys", *own[2:]])
 
 
 def why_not(arch: str) -> str | None:

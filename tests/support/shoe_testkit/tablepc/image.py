@@ -7,23 +7,20 @@ image's own kernel and initramfs directly. autopkgtest-build-qemu and mkosi both
 devices (or a nested VM) and a boot loader, which only cost boot time here.
 
 The image is built once per recipe: the recipe is this file, so any change to it gives a
-new cache key and a new image; the cache lives outside the repository
-(`$SHOE_TABLEPC_CACHE`, else `~/.cache/shoe-controller/tablepc`). An image is built into a
-temporary folder and renamed into place, so a build cut short leaves no half image.
+new cache key and a new image, cached outside the repository as `cache` keeps the table PC's
+builds (a build cut short leaves no half image).
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from shoe_testkit.tablepc import foreign
+from shoe_testkit.tablepc.cache import cached
 
 SUITE = "bookworm"
 MIRRORS = (
@@ -97,18 +94,6 @@ class Image:
     initrd: Path
 
 
-def cache_root() -> Path:
-    configured = os.environ.get("SHOE_TABLEPC_CACHE")
-    return (
-        Path(configured) if configured else Path.home() / ".cache" / "shoe-controller" / "tablepc"
-    )
-
-
-def recipe_key(arch: str) -> str:
-    recipe = Path(__file__).read_bytes()
-    return f"{arch}-{hashlib.sha256(recipe).hexdigest()[:16]}"
-
-
 def why_no_image(arch: str = "amd64") -> str | None:
     """Why this machine cannot build or boot the image, or None."""
     if os.geteuid() != 0:
@@ -128,86 +113,51 @@ QEMU_SYSTEM = {"amd64": "qemu-system-x86_64", "arm64": "qemu-system-aarch64"}
 
 
 def built_image(arch: str = "amd64", *, log: Path | None = None) -> Image:
-    """The image of today's recipe, built first if the cache has none."""
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    key = recipe_key(arch)
-    with (root / f".{arch}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two runs at once build it once
-        ready = root / key
-        if not (ready / "done").exists():
-            _build(arch, ready, log)
-            for old in root.glob(f"{arch}-*"):
-                if old != ready:
-                    shutil.rmtree(old, ignore_errors=True)
+    """The image of today's recipe (this file), built first if the cache has none."""
+    ready = cached(arch, Path(__file__), lambda work: _build(arch, work, log))
     return Image(arch, ready / "root.img", ready / "vmlinuz", ready / "initrd.img")
 
 
-def _build(arch: str, target: Path, log: Path | None) -> None:
-    work = Path(tempfile.mkdtemp(prefix=f"build-{arch}-", dir=target.parent))
-    try:
-        tree = work / "tree"
-        script = CUSTOMIZE.replace("{address}", GUEST_ADDRESS)
-        script = script.replace("{masked}", " ".join(MASKED))
-        script = script.replace("{modules}", " ".join(INITRAMFS_MODULES))
-        output = (log or work / "build.log").open("w")
-        bootstrap = [
-            "mmdebstrap",
-            "--variant=minbase",
-            "--mode=root",
-            "--format=directory",
-            f"--architectures={arch}",
-            f"--include={','.join((*PACKAGES, KERNEL[arch]))}",
-            f"--customize-hook={script}",
-            SUITE,
-            str(tree),
-            *MIRRORS,
-        ]
-        native = arch == foreign.host_arch()
-        if not native:
-            # its maintainer scripts run through qemu-user, in a user namespace that cannot
-            # mount a sysfs; none of them needs one
-            bootstrap = foreign.command(
-                arch, [*bootstrap[:1], "--skip=chroot/mount/sys", *bootstrap[1:]]
-            )
-        with output:
-            subprocess.run(
-                bootstrap,
-                check=True,
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                timeout=1800 if native else 7200,  # arm64: about 30 min beside other work
-            )
-            kernels = sorted((tree / "boot").glob("vmlinuz-*"))
-            initrds = sorted((tree / "boot").glob("initrd.img-*"))
-            assert kernels, f"no kernel in the image: {list((tree / 'boot').iterdir())}"
-            assert initrds, f"no kernel in the image: {list((tree / 'boot').iterdir())}"
-            shutil.copy2(kernels[-1], work / "vmlinuz")
-            shutil.copy2(initrds[-1], work / "initrd.img")
-            subprocess.run(
+def _build(arch: str, work: Path, log: Path | None) -> None:
+    """The root file system by mmdebstrap, its kernel and initramfs, the ext4 image of it."""
+    tree = work / "tree"
+    script = CUSTOMIZE.replace("{address}", GUEST_ADDRESS)
+    script = script.replace("{masked}", " ".join(MASKED))
+    script = script.replace("{modules}", " ".join(INITRAMFS_MODULES))
+    with (log or work / "build.log").open("w") as output:
+        subprocess.run(
+            foreign.mmdebstrap(
+                arch,
                 [
-                    "mkfs.ext4",
-                    "-q",
-                    "-F",
-                    "-L",
-                    "tablepc",
-                    "-d",
+                    "--variant=minbase",
+                    "--mode=root",
+                    "--format=directory",
+                    f"--include={','.join((*PACKAGES, KERNEL[arch]))}",
+                    f"--customize-hook={script}",
+                    SUITE,
                     str(tree),
-                    str(work / "root.img"),
-                    ROOT_SIZE,
+                    *MIRRORS,
                 ],
-                check=True,
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                timeout=600,
-            )
-        shutil.rmtree(tree)
-        (work / "done").write_text(recipe_key(arch) + "\n")
-        if target.exists():
-            shutil.rmtree(target)
-        work.rename(target)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+            ),
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            timeout=1800 if arch == foreign.host_arch() else 7200,  # arm64: about 30 min
+        )
+        kernels = sorted((tree / "boot").glob("vmlinuz-*"))
+        initrds = sorted((tree / "boot").glob("initrd.img-*"))
+        assert kernels, f"no kernel in the image: {list((tree / 'boot').iterdir())}"
+        assert initrds, f"no kernel in the image: {list((tree / 'boot').iterdir())}"
+        shutil.copy2(kernels[-1], work / "vmlinuz")
+        shutil.copy2(initrds[-1], work / "initrd.img")
+        subprocess.run(
+            ["mkfs.ext4", "-q", "-F", "-L", "tablepc", "-d", str(tree), str(work / "root.img"),
+             ROOT_SIZE],
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            timeout=600,
+        )  # fmt: skip
+    shutil.rmtree(tree)
